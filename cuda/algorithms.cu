@@ -1,0 +1,35 @@
+#include <cub/device/device_radix_sort.cuh>
+
+#include <string>
+
+#include "cuda/algorithms.hpp"
+#include "engine/exec/error.hpp"
+
+namespace tissue::cuda {
+
+namespace {
+int clamp_bits(int key_bits) { return key_bits < 1 ? 1 : (key_bits > 32 ? 32 : key_bits); }
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw BackendError(std::string(what) + ": " + cudaGetErrorString(err));
+}
+}  // namespace
+
+std::size_t radix_sort_pairs_temp_bytes(std::size_t n, int key_bits) {
+  cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr);
+  cub::DoubleBuffer<std::int32_t> values(nullptr, nullptr);
+  std::size_t bytes = 0;
+  check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, static_cast<int>(n), 0, clamp_bits(key_bits)),
+        "cub radix sort (sizing)");
+  return bytes;
+}
+
+int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* values0, std::int32_t* values1,
+                     std::size_t n, int key_bits, void* temp, std::size_t temp_bytes) {
+  cub::DoubleBuffer<std::uint32_t> keys(keys0, keys1);
+  cub::DoubleBuffer<std::int32_t> values(values0, values1);
+  check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0, clamp_bits(key_bits)),
+        "cub radix sort");
+  return keys.selector;
+}
+
+}  // namespace tissue::cuda

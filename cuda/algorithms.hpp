@@ -1,0 +1,21 @@
+#pragma once
+/// @file algorithms.hpp
+/// CUB-backed primitives for the CUDA backend (plain C++ interface; implemented in algorithms.cu).
+/// Memory is owned by the caller (engine/exec/algorithms.cpp), so this layer allocates nothing.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tissue::cuda {
+
+/// Bytes of temporary storage radix_sort_pairs needs for n pairs and key_bits bits.
+std::size_t radix_sort_pairs_temp_bytes(std::size_t n, int key_bits);
+
+/// Stable LSD radix sort of n (key, value) pairs over the low `key_bits` bits of the key, ping-ponging
+/// between (keys0, values0) and (keys1, values1) (cub::DeviceRadixSort with DoubleBuffer), using
+/// `temp` (at least radix_sort_pairs_temp_bytes(n, key_bits) bytes). Returns the index (0 or 1) of the
+/// buffers that hold the sorted result. @throws BackendError on failure.
+int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* values0, std::int32_t* values1,
+                     std::size_t n, int key_bits, void* temp, std::size_t temp_bytes);
+
+}  // namespace tissue::cuda

@@ -1,0 +1,69 @@
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "cuda/runtime.hpp"
+#include "engine/exec/error.hpp"
+
+namespace tissue::cuda {
+
+namespace {
+void check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess)
+    throw BackendError(std::string("CUDA error in ") + what + ": " + cudaGetErrorString(err));
+}
+}  // namespace
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return 0;
+  }
+  return n;
+}
+
+void initialize() {
+  if (device_count() == 0) throw BackendError("no CUDA device is available");
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "context creation");
+}
+
+std::string device_name() {
+  int dev = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, dev), "cudaGetDeviceProperties");
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs, " +
+         std::to_string(p.totalGlobalMem / (1024ull * 1024ull * 1024ull)) + " GiB)";
+}
+
+void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void* device_allocate(std::size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t err = cudaMalloc(&p, bytes);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw BackendError("cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(err));
+  }
+  return p;
+}
+
+void device_free(void* ptr) noexcept { cudaFree(ptr); }
+
+void copy(void* dst, bool dst_device, const void* src, bool src_device, std::size_t bytes) {
+  cudaMemcpyKind kind = cudaMemcpyDefault;
+  if (dst_device && src_device) kind = cudaMemcpyDeviceToDevice;
+  else if (dst_device) kind = cudaMemcpyHostToDevice;
+  else if (src_device) kind = cudaMemcpyDeviceToHost;
+  else kind = cudaMemcpyHostToHost;
+  check(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
+}
+
+void zero(void* ptr, std::size_t bytes) { check(cudaMemset(ptr, 0, bytes), "cudaMemset"); }
+
+void check_last_launch(const char* what) { check(cudaGetLastError(), what); }
+
+}  // namespace tissue::cuda

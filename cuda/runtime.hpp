@@ -1,0 +1,30 @@
+#pragma once
+/// @file runtime.hpp
+/// Plain C++ interface to the CUDA runtime, for engine code compiled by the host compiler.
+/// Implemented in runtime.cu; only built with -DTISSUE_BACKEND=cuda. Every function throws
+/// tissue::BackendError with the CUDA error string on failure.
+
+#include <cstddef>
+#include <string>
+
+namespace tissue::cuda {
+
+/// Number of CUDA devices (0 when none or when the driver is missing; never throws).
+int device_count() noexcept;
+/// Selects device 0 and creates its context. @throws BackendError if no device is usable.
+void initialize();
+/// "NAME (sm_XY, N SMs, M GiB)" of the current device.
+std::string device_name();
+/// cudaDeviceSynchronize, with error check.
+void synchronize();
+
+void* device_allocate(std::size_t bytes);
+void device_free(void* ptr) noexcept;
+/// Synchronous copy between host and device memory (either side may be the device).
+void copy(void* dst, bool dst_device, const void* src, bool src_device, std::size_t bytes);
+void zero(void* ptr, std::size_t bytes);
+
+/// Throws BackendError if the last kernel launch failed (cudaGetLastError); `what` names the launch.
+void check_last_launch(const char* what);
+
+}  // namespace tissue::cuda

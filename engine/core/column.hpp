@@ -1,0 +1,112 @@
+#pragma once
+/// @file column.hpp
+/// One component of a table: a device array plus its host mirror.
+///
+/// A column with k components stores component c of row i at [c * capacity + i] ("species-major"),
+/// so that threads of a warp reading consecutive rows of one component read consecutive addresses.
+/// The device array is the truth while stepping; the host mirror is synced only at hooks and output.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/exec/device_buffer.hpp"
+
+namespace tissue {
+
+/// Type-erased interface the Table uses to resize, reorder and sync every column at once.
+class ColumnBase {
+ public:
+  ColumnBase(std::string name, int components) : name_(std::move(name)), components_(components) {}
+  virtual ~ColumnBase() = default;
+  ColumnBase(const ColumnBase&) = delete;
+  ColumnBase& operator=(const ColumnBase&) = delete;
+
+  const std::string& name() const { return name_; }
+  int components() const { return components_; }
+  std::size_t capacity() const { return capacity_; }
+
+  /// Reallocates host and device storage for `capacity` rows, keeping rows [0, rows) of every
+  /// component on both sides. New rows are zero on the host mirror.
+  virtual void reserve(std::size_t capacity, std::size_t rows) = 0;
+  /// Copies rows [0, rows) of every component device -> host mirror.
+  virtual void download(std::size_t rows) = 0;
+  /// Copies rows [0, rows) of every component host mirror -> device.
+  virtual void upload(std::size_t rows) = 0;
+  /// Host mirror: new row r takes old row order[r], for r < order.size() (rows beyond are zeroed).
+  virtual void gather_host(const std::vector<std::int32_t>& order) = 0;
+  /// Host mirror: zeroes rows [from, to) of every component.
+  virtual void clear_host_rows(std::size_t from, std::size_t to) = 0;
+
+ protected:
+  std::string name_;
+  int components_;
+  std::size_t capacity_ = 0;
+};
+
+/// A column of trivially copyable T with `components()` values per row.
+template <class T>
+class Column final : public ColumnBase {
+ public:
+  Column(std::string name, int components) : ColumnBase(std::move(name), components) {}
+
+  /// Device array, components() * capacity() long; component c of row i at [c * capacity() + i].
+  Span<T> span() { return device_.span(); }
+  Span<const T> span() const { return device_.span(); }
+  /// Device span of component c (capacity() long).
+  Span<T> component(int c) { return device_.span().subspan(static_cast<std::size_t>(c) * capacity_, capacity_); }
+  Span<const T> component(int c) const {
+    return device_.span().subspan(static_cast<std::size_t>(c) * capacity_, capacity_);
+  }
+  /// Host mirror value of component c of row i.
+  T& host(std::size_t i, int c = 0) { return host_[static_cast<std::size_t>(c) * capacity_ + i]; }
+  const T& host(std::size_t i, int c = 0) const { return host_[static_cast<std::size_t>(c) * capacity_ + i]; }
+  /// Whole host mirror (components() * capacity() values).
+  std::vector<T>& host_data() { return host_; }
+  const std::vector<T>& host_data() const { return host_; }
+  DeviceBuffer<T>& device() { return device_; }
+
+  void reserve(std::size_t capacity, std::size_t rows) override {
+    rows = std::min(rows, std::min(capacity, capacity_));
+    const std::size_t k = static_cast<std::size_t>(components_);
+    DeviceBuffer<T> device(capacity * k);
+    std::vector<T> host(capacity * k, T{});
+    for (std::size_t c = 0; c < k; ++c) {
+      if (rows > 0) device.copy_from(device_, rows, c * capacity_, c * capacity);
+      std::copy_n(host_.begin() + static_cast<std::ptrdiff_t>(c * capacity_), rows,
+                  host.begin() + static_cast<std::ptrdiff_t>(c * capacity));
+    }
+    device_ = std::move(device);
+    host_ = std::move(host);
+    capacity_ = capacity;
+  }
+  void download(std::size_t rows) override {
+    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
+      device_.download(host_.data() + c * capacity_, rows, c * capacity_);
+  }
+  void upload(std::size_t rows) override {
+    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
+      device_.upload(host_.data() + c * capacity_, rows, c * capacity_);
+  }
+  void gather_host(const std::vector<std::int32_t>& order) override {
+    std::vector<T> out(host_.size(), T{});
+    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
+      for (std::size_t r = 0; r < order.size(); ++r)
+        out[c * capacity_ + r] = host_[c * capacity_ + static_cast<std::size_t>(order[r])];
+    host_ = std::move(out);
+  }
+  void clear_host_rows(std::size_t from, std::size_t to) override {
+    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
+      std::fill(host_.begin() + static_cast<std::ptrdiff_t>(c * capacity_ + from),
+                host_.begin() + static_cast<std::ptrdiff_t>(c * capacity_ + to), T{});
+  }
+
+ private:
+  DeviceBuffer<T> device_;
+  std::vector<T> host_;
+};
+
+}  // namespace tissue

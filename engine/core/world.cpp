@@ -1,0 +1,110 @@
+#include "engine/core/world.hpp"
+
+#include <numeric>
+
+namespace tissue {
+
+World::World(Box b, int species_count)
+    : box(b),
+      cell_id(cells.add_column<std::int64_t>("id")),
+      first(cells.add_column<std::int32_t>("first")),
+      count(cells.add_column<std::int32_t>("count")),
+      cx(cells.add_column<float>("cx")),
+      cy(cells.add_column<float>("cy")),
+      cz(cells.add_column<float>("cz")),
+      flags(cells.add_column<std::uint32_t>("flags")),
+      species(cells.add_column<float>("species", species_count > 0 ? species_count : 1)),
+      x(elements.add_column<float>("x")),
+      y(elements.add_column<float>("y")),
+      z(elements.add_column<float>("z")),
+      type(elements.add_column<std::int32_t>("type")),
+      cell(elements.add_column<std::int32_t>("cell")),
+      species_count_(species_count) {}
+
+std::int32_t World::add_cell_host() {
+  const auto c = static_cast<std::int32_t>(cells.append_host(1));
+  cell_id.host(static_cast<std::size_t>(c)) = next_cell_id++;
+  return c;
+}
+
+std::int32_t World::add_element_host(std::int32_t c, float px, float py, float pz, std::int32_t t) {
+  const auto e = elements.append_host(1);
+  x.host(e) = box.wrap_x(px);
+  y.host(e) = box.wrap_y(py);
+  z.host(e) = box.clamp_z(pz);
+  type.host(e) = t;
+  cell.host(e) = c;
+  return static_cast<std::int32_t>(e);
+}
+
+void World::download() {
+  cells.download();
+  elements.download();
+}
+
+void World::commit() {
+  compact_host();
+  cells.upload();
+  elements.upload();
+}
+
+void World::compact_host() {
+  // 1. cells: keep the living ones, in order; old -> new index map
+  const std::size_t n_cells = cells.size();
+  std::vector<std::int32_t> cell_order;
+  std::vector<std::int32_t> new_index(n_cells, -1);
+  cell_order.reserve(n_cells);
+  for (std::size_t c = 0; c < n_cells; ++c) {
+    if (flags.host(c) & cell_flags::dead) continue;
+    new_index[c] = static_cast<std::int32_t>(cell_order.size());
+    cell_order.push_back(static_cast<std::int32_t>(c));
+  }
+  const std::size_t alive = cell_order.size();
+
+  // 2. elements: counting sort by new owning cell (stable), dropping those of dead cells
+  const std::size_t n_elements = elements.size();
+  std::vector<std::int32_t> counts(alive, 0);
+  for (std::size_t e = 0; e < n_elements; ++e) {
+    const std::int32_t c = new_index[static_cast<std::size_t>(cell.host(e))];
+    if (c >= 0) ++counts[static_cast<std::size_t>(c)];
+  }
+  std::vector<std::int32_t> offsets(alive, 0);
+  std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
+  const std::size_t kept = alive == 0 ? 0 : static_cast<std::size_t>(offsets.back() + counts.back());
+  std::vector<std::int32_t> element_order(kept);
+  std::vector<std::int32_t> cursor = offsets;
+  for (std::size_t e = 0; e < n_elements; ++e) {
+    const std::int32_t c = new_index[static_cast<std::size_t>(cell.host(e))];
+    if (c >= 0) element_order[static_cast<std::size_t>(cursor[static_cast<std::size_t>(c)]++)] =
+        static_cast<std::int32_t>(e);
+  }
+
+  cells.gather_host(cell_order);
+  elements.gather_host(element_order);
+  for (std::size_t e = 0; e < kept; ++e) cell.host(e) = new_index[static_cast<std::size_t>(cell.host(e))];
+  for (std::size_t c = 0; c < alive; ++c) {
+    first.host(c) = offsets[c];
+    count.host(c) = counts[c];
+  }
+}
+
+std::string World::check_consistency() const {
+  std::size_t expected_first = 0;
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const auto f = static_cast<std::size_t>(first.host(c));
+    const auto n = static_cast<std::size_t>(count.host(c));
+    if (f != expected_first)
+      return "cell " + std::to_string(c) + " starts at element " + std::to_string(f) + ", expected " +
+             std::to_string(expected_first);
+    for (std::size_t e = f; e < f + n; ++e)
+      if (cell.host(e) != static_cast<std::int32_t>(c))
+        return "element " + std::to_string(e) + " in the range of cell " + std::to_string(c) +
+               " belongs to cell " + std::to_string(cell.host(e));
+    expected_first += n;
+  }
+  if (expected_first != elements.size())
+    return "cells cover " + std::to_string(expected_first) + " elements of " + std::to_string(elements.size());
+  return {};
+}
+
+}  // namespace tissue

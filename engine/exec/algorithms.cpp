@@ -1,0 +1,116 @@
+// Device-wide primitives. Compiled as CUDA in CUDA builds (so that Thrust comes from the toolkit's
+// CCCL on both paths), as C++ otherwise.
+#include "engine/exec/algorithms.hpp"
+
+#include <thrust/count.h>
+#include <thrust/functional.h>
+#include <thrust/reduce.h>
+#include <thrust/sort.h>
+#include <thrust/execution_policy.h>
+#include <thrust/system/omp/execution_policy.h>
+#include <thrust/transform_reduce.h>
+
+#include <cmath>
+#include <limits>
+
+#if defined(TISSUE_BACKEND_CUDA)
+#include <thrust/system/cuda/execution_policy.h>
+
+#include "cuda/algorithms.hpp"
+#endif
+
+namespace tissue::exec {
+
+namespace {
+
+struct ToDouble {
+  TISSUE_HD double operator()(float v) const { return static_cast<double>(v); }
+};
+struct NanTo {
+  float fallback;
+  TISSUE_HD float operator()(float v) const { return (v == v) ? v : fallback; }
+};
+struct MaxOp {
+  TISSUE_HD float operator()(float a, float b) const { return a < b ? b : a; }
+};
+struct MinOp {
+  TISSUE_HD float operator()(float a, float b) const { return b < a ? b : a; }
+};
+struct NonFinite {
+  TISSUE_HD bool operator()(float v) const {
+    return !(v == v) || v == std::numeric_limits<float>::infinity() ||
+           v == -std::numeric_limits<float>::infinity();
+  }
+};
+
+/// Calls f with the Thrust execution policy of the active backend (sequential for small CPU inputs).
+template <class F>
+auto with_policy(std::size_t n, F&& f) {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) return f(thrust::cuda::par);
+#endif
+  if (n < kMinParallelIterations) return f(thrust::seq);
+  return f(thrust::omp::par);
+}
+
+}  // namespace
+
+void RadixSorter::reserve(std::size_t n) {
+  for (int k = 0; k < 2; ++k) {
+    keys_[k].ensure(n);
+    values_[k].ensure(n);
+  }
+  current_ = 0;
+}
+
+void RadixSorter::sort(std::size_t n, int key_bits) {
+  current_ = 0;
+  if (n <= 1) return;
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+    const std::size_t bytes = cuda::radix_sort_pairs_temp_bytes(n, key_bits);
+    temp_.ensure(bytes);
+    current_ = cuda::radix_sort_pairs(keys_[0].data(), keys_[1].data(), values_[0].data(), values_[1].data(), n,
+                                      key_bits, temp_.data(), bytes);
+    return;
+  }
+#endif
+  (void)key_bits;
+  if (n < kMinParallelIterations)  // see parallel_for.hpp: small inputs stay on the calling thread
+    thrust::stable_sort_by_key(thrust::seq, keys_[0].data(), keys_[0].data() + n, values_[0].data());
+  else
+    thrust::stable_sort_by_key(thrust::omp::par, keys_[0].data(), keys_[0].data() + n, values_[0].data());
+}
+
+double sum(Span<const float> x) {
+  return with_policy(x.size(), [&](auto policy) {
+    return thrust::transform_reduce(policy, x.begin(), x.end(), ToDouble{}, 0.0, thrust::plus<double>());
+  });
+}
+
+double sum(Span<const double> x) {
+  return with_policy(
+      x.size(), [&](auto policy) { return thrust::reduce(policy, x.begin(), x.end(), 0.0, thrust::plus<double>()); });
+}
+
+float max_value(Span<const float> x) {
+  const float lowest = -std::numeric_limits<float>::infinity();
+  return with_policy(x.size(), [&](auto policy) {
+    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo{lowest}, lowest, MaxOp{});
+  });
+}
+
+float min_value(Span<const float> x) {
+  const float highest = std::numeric_limits<float>::infinity();
+  return with_policy(x.size(), [&](auto policy) {
+    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo{highest}, highest, MinOp{});
+  });
+}
+
+std::size_t count_non_finite(Span<const float> x) {
+  return with_policy(x.size(), [&](auto policy) {
+    return static_cast<std::size_t>(thrust::count_if(policy, x.begin(), x.end(), NonFinite{}));
+  });
+}
+
+}  // namespace tissue::exec

@@ -1,0 +1,74 @@
+#pragma once
+/// @file algorithms.hpp
+/// Device-wide primitives of the active backend: sort, reduce, fill. Thrust (OpenMP system) on the CPU
+/// backend, CUB on the CUDA backend. Modules use these instead of writing their own.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/exec/device_buffer.hpp"
+#include "engine/exec/parallel_for.hpp"
+
+namespace tissue::exec {
+
+/// Stable sort of (key, value) pairs by key, with a workspace reused across calls so that a sort
+/// per time step allocates nothing once warm. CPU: thrust::stable_sort_by_key (OpenMP); CUDA:
+/// cub::DeviceRadixSort::SortPairs over the low `key_bits` bits.
+///
+/// Usage: write n keys and values into keys()/values(), call sort(n, bits), read sorted_keys() and
+/// sorted_values().
+class RadixSorter {
+ public:
+  /// Makes room for n pairs; previous contents are lost if it grows.
+  void reserve(std::size_t n);
+  /// Input keys, at least n long after reserve(n).
+  Span<std::uint32_t> keys() { return keys_[0].span(); }
+  /// Input values, at least n long after reserve(n).
+  Span<std::int32_t> values() { return values_[0].span(); }
+  /// Sorts the first n pairs by the low `key_bits` bits of the key (1..32); stable.
+  void sort(std::size_t n, int key_bits);
+  Span<const std::uint32_t> sorted_keys() const { return keys_[current_].span(); }
+  Span<const std::int32_t> sorted_values() const { return values_[current_].span(); }
+
+ private:
+  DeviceBuffer<std::uint32_t> keys_[2];
+  DeviceBuffer<std::int32_t> values_[2];
+  DeviceBuffer<unsigned char> temp_;
+  int current_ = 0;
+};
+
+/// Sum of x in double precision (deterministic for a given backend and size).
+double sum(Span<const float> x);
+double sum(Span<const double> x);
+/// Largest value of x; -infinity for an empty span. NaN entries are ignored.
+float max_value(Span<const float> x);
+/// Smallest value of x; +infinity for an empty span. NaN entries are ignored.
+float min_value(Span<const float> x);
+/// Number of entries that are NaN or infinite.
+std::size_t count_non_finite(Span<const float> x);
+
+/// Fills x with `value`.
+template <class T>
+struct FillFunctor {
+  Span<T> x;
+  T value;
+  TISSUE_HD void operator()(std::size_t i) const { x[i] = value; }
+};
+template <class T>
+void fill(Span<T> x, T value) {
+  parallel_for(x.size(), FillFunctor<T>{x, value});
+}
+
+/// dst[i] = src[i] for i < n, both on the active backend.
+template <class T>
+struct CopyFunctor {
+  Span<const T> src;
+  Span<T> dst;
+  TISSUE_HD void operator()(std::size_t i) const { dst[i] = src[i]; }
+};
+template <class T>
+void copy(Span<const T> src, Span<T> dst, std::size_t n) {
+  parallel_for(n, CopyFunctor<T>{src, dst});
+}
+
+}  // namespace tissue::exec

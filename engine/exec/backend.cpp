@@ -1,0 +1,70 @@
+#include "engine/exec/backend.hpp"
+
+#include <omp.h>
+
+#include <stdexcept>
+
+#if defined(TISSUE_BACKEND_CUDA)
+#include "cuda/runtime.hpp"
+#endif
+
+namespace tissue::exec {
+
+namespace {
+Backend g_backend = Backend::cpu;
+}
+
+Backend backend() { return g_backend; }
+
+void set_backend(Backend b) {
+  if (b == Backend::cuda) {
+    if (!cuda_compiled())
+      throw std::runtime_error(
+          "backend 'cuda' is not compiled into this build (configure with -DTISSUE_BACKEND=cuda)");
+#if defined(TISSUE_BACKEND_CUDA)
+    cuda::initialize();  // throws with the CUDA error text when no device is usable
+#endif
+  }
+  g_backend = b;
+}
+
+bool cuda_compiled() {
+#if defined(TISSUE_BACKEND_CUDA)
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cuda_available() {
+#if defined(TISSUE_BACKEND_CUDA)
+  return cuda::device_count() > 0;
+#else
+  return false;
+#endif
+}
+
+std::string_view to_string(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+
+Backend parse_backend(std::string_view name) {
+  if (name == "cpu") return Backend::cpu;
+  if (name == "cuda") return Backend::cuda;
+  throw std::invalid_argument("unknown backend '" + std::string(name) + "' (expected cpu or cuda)");
+}
+
+int cpu_threads() { return omp_get_max_threads(); }
+
+std::string device_description() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) return cuda::device_name();
+#endif
+  return "CPU, " + std::to_string(cpu_threads()) + " OpenMP thread(s)";
+}
+
+void synchronize() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) cuda::synchronize();
+#endif
+}
+
+}  // namespace tissue::exec

@@ -1,0 +1,47 @@
+#pragma once
+/// @file backend.hpp
+/// Run-time selection of the compute backend.
+///
+/// A CPU build (TISSUE_BACKEND=cpu) knows only Backend::cpu. A CUDA build knows both: the same
+/// functors run as CUDA kernels (Backend::cuda) or as OpenMP loops on the host (Backend::cpu), so one
+/// executable can compare the two. The backend is process-wide and must be chosen before any
+/// DeviceBuffer is allocated; buffers remember the backend they were allocated on.
+
+#include <string>
+#include <string_view>
+
+namespace tissue::exec {
+
+enum class Backend { cpu, cuda };
+
+/// The backend kernels and new buffers use now (Backend::cpu until set_backend is called).
+Backend backend();
+
+/// Selects the backend for the rest of the process.
+/// @throws std::runtime_error if Backend::cuda is asked for and the build has no CUDA backend or no
+///         CUDA device is usable.
+void set_backend(Backend b);
+
+/// True when the CUDA backend was compiled in (-DTISSUE_BACKEND=cuda).
+bool cuda_compiled();
+
+/// True when the CUDA backend is compiled in and a device is present and usable.
+bool cuda_available();
+
+/// "cpu" or "cuda".
+std::string_view to_string(Backend b);
+
+/// Parses "cpu" or "cuda". @throws std::invalid_argument otherwise.
+Backend parse_backend(std::string_view name);
+
+/// One line describing the hardware of the active backend, e.g. "NVIDIA H100 80GB HBM3 (sm_90,
+/// 132 SMs)" or "CPU, 16 OpenMP threads".
+std::string device_description();
+
+/// Waits until all work queued on the active backend has finished (no-op on the CPU backend).
+void synchronize();
+
+/// Number of OpenMP threads the CPU backend uses.
+int cpu_threads();
+
+}  // namespace tissue::exec

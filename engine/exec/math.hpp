@@ -1,0 +1,43 @@
+#pragma once
+/// @file math.hpp
+/// Overloads of the math functions kernels need, callable on host and device for float and double.
+
+#include <cmath>
+
+#include "engine/exec/config.hpp"
+
+namespace tissue::math {
+
+TISSUE_HD inline float exp(float x) { return ::expf(x); }
+TISSUE_HD inline double exp(double x) { return ::exp(x); }
+TISSUE_HD inline float log(float x) { return ::logf(x); }
+TISSUE_HD inline double log(double x) { return ::log(x); }
+TISSUE_HD inline float sqrt(float x) { return ::sqrtf(x); }
+TISSUE_HD inline double sqrt(double x) { return ::sqrt(x); }
+TISSUE_HD inline float pow(float x, float y) { return ::powf(x, y); }
+TISSUE_HD inline double pow(double x, double y) { return ::pow(x, y); }
+TISSUE_HD inline float floor(float x) { return ::floorf(x); }
+TISSUE_HD inline double floor(double x) { return ::floor(x); }
+
+template <class T>
+TISSUE_HD constexpr T max(T a, T b) {
+  return a < b ? b : a;
+}
+template <class T>
+TISSUE_HD constexpr T min(T a, T b) {
+  return b < a ? b : a;
+}
+
+/// A 3-vector for kernel arithmetic.
+template <class Real>
+struct Vec3 {
+  Real x{}, y{}, z{};
+  TISSUE_HD Vec3& operator+=(const Vec3& o) {
+    x += o.x;
+    y += o.y;
+    z += o.z;
+    return *this;
+  }
+};
+
+}  // namespace tissue::math

@@ -1,0 +1,226 @@
+#include "engine/io/scenario.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+namespace tissue::io {
+
+struct Scenario::Impl {
+  std::string path;
+  std::string text;
+  toml::table root;
+  std::set<const toml::node*> read;  ///< nodes some module has read
+  std::map<const toml::table*, std::set<std::string>> asked;  ///< keys modules asked each table for
+};
+
+namespace {
+
+const toml::table* as_table(const void* p) { return static_cast<const toml::table*>(p); }
+
+std::string position(const std::string& file, const toml::source_region& src) {
+  return file + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column);
+}
+
+std::string type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    case toml::node_type::string: return "a string \"" + std::string(*n.value<std::string_view>()) + "\"";
+    case toml::node_type::integer: return "the integer " + std::to_string(*n.value<std::int64_t>());
+    case toml::node_type::floating_point: {
+      std::ostringstream s;
+      s << "the number " << *n.value<double>();
+      return s.str();
+    }
+    case toml::node_type::boolean: return *n.value<bool>() ? "true" : "false";
+    default: return "a date/time";
+  }
+}
+
+std::string format_number(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+bool Range::contains(double v) const {
+  if (std::isnan(v)) return false;
+  if (min_exclusive ? !(v > min) : !(v >= min)) return false;
+  if (max_exclusive ? !(v < max) : !(v <= max)) return false;
+  return true;
+}
+
+std::string Range::describe(bool integer) const {
+  const std::string kind = integer ? "an integer" : "a number";
+  const bool has_min = std::isfinite(min), has_max = std::isfinite(max);
+  if (!has_min && !has_max) return kind;
+  if (has_min && !has_max) return kind + (min_exclusive ? " > " : " >= ") + format_number(min);
+  if (!has_min) return kind + (max_exclusive ? " < " : " <= ") + format_number(max);
+  return kind + " in " + (min_exclusive ? "(" : "[") + format_number(min) + ", " + format_number(max) +
+         (max_exclusive ? ")" : "]");
+}
+
+Scenario Scenario::from_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": scenario file not found");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a scenario file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open the scenario file for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return from_string(buffer.str(), path);
+}
+
+Scenario Scenario::from_string(std::string text, std::string source_name) {
+  Scenario s;
+  s.impl_ = std::make_shared<Impl>();
+  s.impl_->path = std::move(source_name);
+  s.impl_->text = std::move(text);
+  try {
+    s.impl_->root = toml::parse(s.impl_->text, s.impl_->path);
+  } catch (const toml::parse_error& e) {
+    throw InputError(position(s.impl_->path, e.source()) + ": invalid TOML: " + std::string(e.description()));
+  }
+  return s;
+}
+
+ScenarioTable Scenario::root() const { return ScenarioTable(impl_, &impl_->root, ""); }
+
+const std::string& Scenario::path() const { return impl_->path; }
+const std::string& Scenario::text() const { return impl_->text; }
+
+void Scenario::check_unused() const {
+  // Depth-first in file order; a table that was read is descended into, one that was not is reported.
+  std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t,
+                                                                          const std::string& prefix) {
+    for (auto&& [k, v] : t) {
+      const std::string full = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+      if (!impl_->read.count(&v)) {
+        std::string msg = position(impl_->path, k.source()) + ": unknown key '" + full + "'";
+        std::string best;
+        std::size_t best_d = 3;
+        const auto asked = impl_->asked.find(&t);
+        if (asked != impl_->asked.end())
+          for (const auto& name : asked->second) {
+            const auto d = edit_distance(k.str(), name);
+            if (d < best_d) best_d = d, best = name;
+          }
+        if (!best.empty()) msg += " (did you mean '" + best + "'?)";
+        throw InputError(msg + "; the keys of each section are listed in docs/scenarios.md");
+      }
+      if (v.is_table()) walk(*v.as_table(), full);
+    }
+  };
+  walk(impl_->root, "");
+}
+
+ScenarioTable::ScenarioTable(std::shared_ptr<Scenario::Impl> impl, const void* node, std::string path)
+    : impl_(std::move(impl)), node_(node), path_(std::move(path)) {}
+
+std::string ScenarioTable::where(std::string_view key) const {
+  if (node_ != nullptr && !key.empty())
+    if (const toml::node* n = as_table(node_)->get(key)) return position(impl_->path, n->source());
+  if (node_ != nullptr && as_table(node_)->source().begin.line > 0)
+    return position(impl_->path, as_table(node_)->source());
+  return impl_->path;
+}
+
+void ScenarioTable::fail(std::string_view key, const std::string& what) const {
+  const std::string full = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  throw InputError(where(key) + ": " + (key.empty() ? path_ : full) + ": " + what);
+}
+
+bool ScenarioTable::has(std::string_view key) const {
+  if (node_ == nullptr) return false;
+  impl_->asked[as_table(node_)].emplace(key);
+  return as_table(node_)->get(key) != nullptr;
+}
+
+std::vector<std::string> ScenarioTable::keys() const {
+  std::vector<std::string> out;
+  if (node_ == nullptr) return out;
+  for (auto&& [k, v] : *as_table(node_)) out.emplace_back(k.str());
+  return out;
+}
+
+double ScenarioTable::number(std::string_view key, double fallback, Range range) const {
+  if (!has(key)) return fallback;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  if (!n->is_number()) fail(key, "expected " + range.describe(false) + ", got " + type_name(*n));
+  const double v = *n->value<double>();
+  if (!range.contains(v)) fail(key, "expected " + range.describe(false) + ", got " + format_number(v));
+  return v;
+}
+
+double ScenarioTable::require_number(std::string_view key, Range range) const {
+  if (!has(key)) fail(key, "missing; expected " + range.describe(false));
+  return number(key, 0.0, range);
+}
+
+std::int64_t ScenarioTable::integer(std::string_view key, std::int64_t fallback, Range range) const {
+  if (!has(key)) return fallback;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  if (!n->is_integer()) fail(key, "expected " + range.describe(true) + ", got " + type_name(*n));
+  const std::int64_t v = *n->value<std::int64_t>();
+  if (!range.contains(static_cast<double>(v)))
+    fail(key, "expected " + range.describe(true) + ", got " + std::to_string(v));
+  return v;
+}
+
+bool ScenarioTable::boolean(std::string_view key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  if (!n->is_boolean()) fail(key, "expected true or false, got " + type_name(*n));
+  return *n->value<bool>();
+}
+
+std::string ScenarioTable::string(std::string_view key, std::string fallback,
+                                  const std::vector<std::string>& allowed) const {
+  if (!has(key)) return fallback;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  std::string choices;
+  for (const auto& a : allowed) choices += (choices.empty() ? "" : ", ") + ("\"" + a + "\"");
+  const std::string expected = allowed.empty() ? "a string" : "one of " + choices;
+  if (!n->is_string()) fail(key, "expected " + expected + ", got " + type_name(*n));
+  std::string v(*n->value<std::string_view>());
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+    fail(key, "expected " + expected + ", got \"" + v + "\"");
+  return v;
+}
+
+ScenarioTable ScenarioTable::table(std::string_view key) const {
+  const std::string full = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  if (!has(key)) return ScenarioTable(impl_, nullptr, full);
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  if (!n->is_table()) fail(key, "expected a table, got " + type_name(*n));
+  return ScenarioTable(impl_, n->as_table(), full);
+}
+
+}  // namespace tissue::io

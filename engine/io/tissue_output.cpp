@@ -1,0 +1,74 @@
+#include "engine/io/tissue_output.hpp"
+
+#include <cstdio>
+
+namespace tissue::io {
+
+TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements,
+                           bool cells)
+    : dir_(std::move(dir)),
+      species_names_(std::move(species_names)),
+      elements_(elements),
+      cells_(cells),
+      element_series_(dir_ / "elements.pvd"),
+      cell_series_(dir_ / "cells.pvd") {}
+
+void TissueWriter::write(World& w) {
+  char tag[32];
+  std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(w.step));
+  const std::size_t n_cells = w.cells.size();
+  const std::size_t n_el = w.elements.size();
+  const int n_species = std::min<int>(w.species_count(), static_cast<int>(species_names_.size()));
+
+  if (elements_) {
+    std::vector<float> points(3 * n_el);
+    std::vector<std::int64_t> cell_id(n_el);
+    std::vector<std::int32_t> type(n_el);
+    std::vector<std::uint8_t> state(n_el);
+    for (std::size_t e = 0; e < n_el; ++e) {
+      const auto c = static_cast<std::size_t>(w.cell.host(e));
+      points[3 * e] = w.x.host(e);
+      points[3 * e + 1] = w.y.host(e);
+      points[3 * e + 2] = w.z.host(e);
+      cell_id[e] = w.cell_id.host(c);
+      type[e] = w.type.host(e);
+      state[e] = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
+    }
+    std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("element_type", type),
+                                 VtkArray::of("suprabasal", state)};
+    for (int s = 0; s < n_species; ++s) {
+      std::vector<float> v(n_el);
+      for (std::size_t e = 0; e < n_el; ++e) v[e] = w.species.host(static_cast<std::size_t>(w.cell.host(e)), s);
+      arrays.push_back(VtkArray::of(species_names_[static_cast<std::size_t>(s)], v));
+    }
+    const std::string file = std::string("elements_") + tag + ".vtu";
+    write_vtu_points(dir_ / file, points, arrays);
+    element_series_.add(w.time, file);
+  }
+  if (cells_) {
+    std::vector<float> points(3 * n_cells);
+    std::vector<std::int64_t> cell_id(n_cells);
+    std::vector<std::int32_t> count(n_cells);
+    std::vector<std::uint8_t> state(n_cells);
+    for (std::size_t c = 0; c < n_cells; ++c) {
+      points[3 * c] = w.cx.host(c);
+      points[3 * c + 1] = w.cy.host(c);
+      points[3 * c + 2] = w.cz.host(c);
+      cell_id[c] = w.cell_id.host(c);
+      count[c] = w.count.host(c);
+      state[c] = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
+    }
+    std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("element_count", count),
+                                 VtkArray::of("suprabasal", state)};
+    for (int s = 0; s < n_species; ++s) {
+      std::vector<float> v(n_cells);
+      for (std::size_t c = 0; c < n_cells; ++c) v[c] = w.species.host(c, s);
+      arrays.push_back(VtkArray::of(species_names_[static_cast<std::size_t>(s)], v));
+    }
+    const std::string file = std::string("cells_") + tag + ".vtu";
+    write_vtu_points(dir_ / file, points, arrays);
+    cell_series_.add(w.time, file);
+  }
+}
+
+}  // namespace tissue::io

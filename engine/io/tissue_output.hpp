@@ -1,0 +1,32 @@
+#pragma once
+/// @file tissue_output.hpp
+/// ParaView output of a cell/element world: per snapshot, elements_<step>.vtu (every element a point
+/// with cell_id, element type, cell state and the cell's species) and cells_<step>.vtu (cell centres
+/// with cell_id, element count, state and species), indexed by elements.pvd and cells.pvd.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/core/world.hpp"
+#include "engine/io/vtk.hpp"
+
+namespace tissue::io {
+
+class TissueWriter {
+ public:
+  /// @param dir            output directory (must exist)
+  /// @param species_names  one name per species component of the world
+  TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements = true,
+               bool cells = true);
+  /// Writes one snapshot of the host mirrors (call World::download() first) at world.step/time.
+  void write(World& world);
+
+ private:
+  std::filesystem::path dir_;
+  std::vector<std::string> species_names_;
+  bool elements_, cells_;
+  PvdSeries element_series_, cell_series_;
+};
+
+}  // namespace tissue::io

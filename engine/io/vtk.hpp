@@ -1,0 +1,66 @@
+#pragma once
+/// @file vtk.hpp
+/// VTK XML writers for ParaView/VisIt: point clouds as unstructured grids (.vtu, VTK_VERTEX cells,
+/// appended raw binary, UInt64 headers) and .pvd time-series indices. Files are written atomically.
+///
+/// Why our own writer: the format is a documented XML container (VTK File Formats, "XML File
+/// Formats"), what we write is ~150 lines, and the VTK library would add ~250 Debian packages to CI
+/// and its shared libraries would not fit the 64 MiB that may travel to the GPU machine. Every file
+/// is checked by an independent reader (meshio) in the test suite.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace tissue::io {
+
+/// One named per-point array.
+struct VtkArray {
+  std::string name;
+  std::string type;        ///< VTK type name: Float32, Float64, Int32, Int64, UInt8
+  int components = 1;
+  std::vector<unsigned char> bytes;
+
+  /// Array of n = values.size() / components points.
+  template <class T>
+  static VtkArray of(std::string name, const std::vector<T>& values, int components = 1) {
+    VtkArray a;
+    a.name = std::move(name);
+    a.components = components;
+    if constexpr (std::is_same_v<T, float>) a.type = "Float32";
+    else if constexpr (std::is_same_v<T, double>) a.type = "Float64";
+    else if constexpr (std::is_same_v<T, std::int32_t>) a.type = "Int32";
+    else if constexpr (std::is_same_v<T, std::int64_t>) a.type = "Int64";
+    else if constexpr (std::is_same_v<T, std::uint8_t>) a.type = "UInt8";
+    else static_assert(!sizeof(T), "unsupported VTK array type");
+    const auto* p = reinterpret_cast<const unsigned char*>(values.data());
+    a.bytes.assign(p, p + values.size() * sizeof(T));
+    return a;
+  }
+};
+
+/// Writes a point cloud as an unstructured grid of VTK_VERTEX cells.
+/// @param path    output .vtu path
+/// @param points  3 * n coordinates, interleaved x0 y0 z0 x1 ...
+/// @param arrays  point data, each n points long
+/// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
+void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
+                      const std::vector<VtkArray>& arrays);
+
+/// A .pvd collection: one DataSet per (time, file). add() rewrites the index atomically, so the
+/// series on disk is always complete up to its last entry.
+class PvdSeries {
+ public:
+  explicit PvdSeries(std::filesystem::path path) : path_(std::move(path)) {}
+  /// Appends `file` (relative to the .pvd's directory) at `time` and rewrites the index.
+  void add(double time, const std::string& file);
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  std::vector<std::pair<double, std::string>> entries_;
+};
+
+}  // namespace tissue::io

@@ -1,0 +1,75 @@
+#pragma once
+/// @file schedule.hpp
+/// Systems, their per-step order, every-k-steps systems, and CPU hooks between steps.
+///
+/// A System advances some components of the World by one time step dt on the active backend. The
+/// Schedule runs the due systems in the order they were added, advances the clock, then runs the due
+/// hooks on host mirrors (download -> hooks -> World::commit(), which compacts and re-uploads).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/core/world.hpp"
+
+namespace tissue {
+
+/// What a system or hook sees of the clock. `step` is the index of the step being taken (0-based);
+/// `time` the time at its start; `dt` its length [time units].
+struct StepContext {
+  std::int64_t step = 0;
+  double time = 0.0;
+  double dt = 0.0;
+};
+
+/// One physics system. Implementations hold their parameters and scratch buffers.
+class System {
+ public:
+  virtual ~System() = default;
+  /// Short unique name, e.g. "sem".
+  virtual std::string name() const = 0;
+  /// Components read, as "table.column" (for the printed schedule and order checks).
+  virtual std::vector<std::string> reads() const = 0;
+  /// Components written.
+  virtual std::vector<std::string> writes() const = 0;
+  /// Advances the system by ctx.dt * every (the schedule passes the system's own step length).
+  virtual void run(World& world, const StepContext& ctx) = 0;
+};
+
+/// A CPU hook: runs on host mirrors between steps and may add/remove entities.
+using Hook = std::function<void(World&, const StepContext&)>;
+
+class Schedule {
+ public:
+  /// Adds a system that runs every `every` steps (>= 1) with step length every * dt, in the order of
+  /// addition. @throws std::invalid_argument for every < 1.
+  void add(std::unique_ptr<System> system, int every = 1);
+  /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition.
+  void add_hook(std::string name, int every, Hook hook);
+
+  /// Takes one time step of length dt: due systems, clock, due hooks (+ World::commit()).
+  void step(World& world, double dt);
+
+  /// Human-readable schedule: one line per system/hook with cadence, reads and writes.
+  std::string describe() const;
+
+  std::size_t system_count() const { return systems_.size(); }
+  System& system(std::size_t i) { return *systems_[i].system; }
+
+ private:
+  struct SystemEntry {
+    std::unique_ptr<System> system;
+    int every;
+  };
+  struct HookEntry {
+    std::string name;
+    int every;
+    Hook hook;
+  };
+  std::vector<SystemEntry> systems_;
+  std::vector<HookEntry> hooks_;
+};
+
+}  // namespace tissue

@@ -1,0 +1,101 @@
+#include "engine/spatial/cell_list.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace tissue {
+
+namespace {
+
+/// Grid for one axis: periodic axes get floor(L / min_bin) bins of width L / n; open axes get
+/// `open_bins` bins of width min_bin (hashed modulo). Offsets avoid visiting a bin twice.
+void setup_axis(CellGrid& g, int a, bool periodic, float length, float min_bin, int open_bins) {
+  g.periodic[a] = periodic;
+  if (periodic) {
+    if (length < 2.0f * min_bin)
+      throw std::invalid_argument("periodic length " + std::to_string(length) +
+                                  " is below twice the interaction distance " + std::to_string(min_bin));
+    const int n = std::max(1, static_cast<int>(std::floor(length / min_bin)));
+    g.n[a] = n;
+    g.inv_width[a] = static_cast<float>(n) / length;
+    g.offset_lo[a] = n >= 3 ? -1 : 0;
+    g.offset_hi[a] = n >= 2 ? 1 : 0;
+  } else {
+    g.n[a] = std::max(3, open_bins);
+    g.inv_width[a] = 1.0f / min_bin;
+    g.offset_lo[a] = -1;
+    g.offset_hi[a] = 1;
+  }
+}
+
+struct BinKeys {
+  Span<const float> x, y, z;
+  CellGrid grid;
+  Span<std::uint32_t> keys;
+  Span<std::int32_t> values;
+  TISSUE_HD void operator()(std::size_t i) const {
+    keys[i] = grid.bin(grid.coord(x[i], 0), grid.coord(y[i], 1), grid.coord(z[i], 2));
+    values[i] = static_cast<std::int32_t>(i);
+  }
+};
+
+/// For sorted point s: bin range boundaries and the sorted copy of position and tag.
+struct BinRanges {
+  Span<const std::uint32_t> keys;
+  Span<const std::int32_t> order;
+  Span<const float> x, y, z;
+  Span<const std::int32_t> tag;
+  std::size_t n;
+  Span<std::int32_t> start, end;
+  Span<PointTag> points;
+  Span<std::int32_t> index;
+  TISSUE_HD void operator()(std::size_t s) const {
+    const std::uint32_t k = keys[s];
+    if (s == 0 || keys[s - 1] != k) start[k] = static_cast<std::int32_t>(s);
+    if (s + 1 == n || keys[s + 1] != k) end[k] = static_cast<std::int32_t>(s + 1);
+    const auto i = static_cast<std::size_t>(order[s]);
+    points[s] = PointTag{x[i], y[i], z[i], tag.empty() ? order[s] : tag[i]};
+    index[s] = order[s];
+  }
+};
+
+}  // namespace
+
+void CellList::build(Span<const float> x, Span<const float> y, Span<const float> z,
+                     Span<const std::int32_t> tag, std::size_t n, const Box& box, float min_bin,
+                     float z_extent) {
+  if (!(min_bin > 0.0f)) throw std::invalid_argument("cell list bin width must be > 0");
+  CellGrid g;
+  const int open_xy = 16;
+  setup_axis(g, 0, box.periodic_x, box.lx, min_bin, open_xy);
+  setup_axis(g, 1, box.periodic_y, box.ly, min_bin, open_xy);
+  setup_axis(g, 2, false, 0.0f, min_bin, static_cast<int>(std::ceil(std::max(z_extent, 0.0f) / min_bin)));
+  const std::size_t bins = g.bin_count();
+  if (bins > (std::size_t{1} << 31)) throw std::invalid_argument("cell list would need more than 2^31 bins");
+  grid_ = g;
+  n_ = n;
+  key_bits_ = 1;
+  while ((std::size_t{1} << key_bits_) < bins) ++key_bits_;
+
+  sorter_.reserve(n);
+  points_.ensure(n);
+  index_.ensure(n);
+  bin_start_.ensure(bins);
+  bin_end_.ensure(bins);
+  bin_start_.zero();
+  bin_end_.zero();
+  if (n == 0) return;
+
+  exec::parallel_for(n, BinKeys{x, y, z, g, sorter_.keys(), sorter_.values()});
+  sorter_.sort(n, key_bits_);
+  exec::parallel_for(n, BinRanges{sorter_.sorted_keys(), sorter_.sorted_values(), x, y, z, tag, n,
+                                  bin_start_.span(), bin_end_.span(), points_.span(), index_.span()});
+}
+
+CellList::View CellList::view() const {
+  return View{grid_, points_.span().subspan(0, n_), index_.span().subspan(0, n_), bin_start_.span(),
+              bin_end_.span()};
+}
+
+}  // namespace tissue

@@ -1,0 +1,109 @@
+#pragma once
+/// @file cell_list.hpp
+/// Uniform-grid cell list ("linked-cell" neighbour search without links): points are binned on a
+/// grid of cubes at least `min_bin` wide, radix-sorted by bin, and each bin is a contiguous range of
+/// the sorted arrays. A query visits the 27 (or fewer) bins around a point, so that finding every
+/// pair closer than min_bin costs O(N) for a bounded density.
+///
+/// Periodic axes of the Box are tiled exactly by their bins; open axes (and z) are hashed modulo the
+/// bin count (aliasing: far points may share a bin, the caller's distance test discards them), so
+/// no extent needs to be known in advance and nothing is synchronised with the host per build.
+/// Results are deterministic: the sort is stable and bins are visited in a fixed order.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/core/box.hpp"
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "engine/exec/math.hpp"
+
+namespace tissue {
+
+/// A point of the sorted copy: position and a caller-defined tag (e.g. owning cell), 16 bytes so that
+/// a neighbour is one aligned vector load.
+struct alignas(16) PointTag {
+  float x, y, z;
+  std::int32_t tag;
+};
+
+/// Grid geometry of a cell list.
+struct CellGrid {
+  int n[3] = {1, 1, 1};                ///< bins per axis
+  float inv_width[3] = {1.f, 1.f, 1.f};  ///< 1 / bin width per axis [1/length]
+  bool periodic[3] = {false, false, false};
+  int offset_lo[3] = {-1, -1, -1};     ///< neighbour bin offsets visited: [lo, hi] per axis
+  int offset_hi[3] = {1, 1, 1};
+
+  /// Bin coordinate of v along axis a (periodic axes clamp the rounding case v == L).
+  TISSUE_HD int coord(float v, int a) const {
+    int i = static_cast<int>(math::floor(v * inv_width[a]));
+    if (periodic[a]) return i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
+    i %= n[a];
+    return i < 0 ? i + n[a] : i;
+  }
+  TISSUE_HD int wrap(int i, int a) const {
+    i %= n[a];
+    return i < 0 ? i + n[a] : i;
+  }
+  TISSUE_HD std::uint32_t bin(int ix, int iy, int iz) const {
+    return static_cast<std::uint32_t>((static_cast<std::int64_t>(iz) * n[1] + iy) * n[0] + ix);
+  }
+  std::size_t bin_count() const { return static_cast<std::size_t>(n[0]) * n[1] * n[2]; }
+};
+
+class CellList {
+ public:
+  /// What kernels hold (by value) to iterate over candidate neighbours.
+  struct View {
+    CellGrid grid;
+    Span<const PointTag> points;       ///< sorted points, bin by bin
+    Span<const std::int32_t> index;    ///< original index of sorted point s
+    Span<const std::int32_t> bin_start;  ///< first sorted point of each bin
+    Span<const std::int32_t> bin_end;    ///< one past the last
+
+    /// Calls f(s, point) for every sorted point s in the bins around (px, py, pz), in a fixed order.
+    /// Candidates include far points (aliasing) and the query point itself; f must test distances.
+    template <class F>
+    TISSUE_HD void for_each_candidate(float px, float py, float pz, F&& f) const {
+      const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
+      for (int dz = grid.offset_lo[2]; dz <= grid.offset_hi[2]; ++dz) {
+        const int iz = grid.wrap(cz + dz, 2);
+        for (int dy = grid.offset_lo[1]; dy <= grid.offset_hi[1]; ++dy) {
+          const int iy = grid.wrap(cy + dy, 1);
+          for (int dx = grid.offset_lo[0]; dx <= grid.offset_hi[0]; ++dx) {
+            const std::uint32_t b = grid.bin(grid.wrap(cx + dx, 0), iy, iz);
+            const int end = bin_end[b];
+            for (int s = bin_start[b]; s < end; ++s) f(s, points[static_cast<std::size_t>(s)]);
+          }
+        }
+      }
+    }
+  };
+
+  /// Rebuilds the list for n points.
+  /// @param x,y,z    positions (n long, at least), wrapped into [0, L) on periodic axes [length]
+  /// @param tag      per-point tag copied into the sorted points (n long), or empty: tag = index
+  /// @param box      domain (periodic x/y tile the grid exactly)
+  /// @param min_bin  smallest bin width = the largest interaction distance queried [length] (> 0)
+  /// @param z_extent expected height of the point cloud [length]; sets the z bin count (>= 3).
+  /// @throws std::invalid_argument if min_bin <= 0 or a periodic length is below 2 min_bin.
+  void build(Span<const float> x, Span<const float> y, Span<const float> z, Span<const std::int32_t> tag,
+             std::size_t n, const Box& box, float min_bin, float z_extent);
+
+  View view() const;
+  const CellGrid& grid() const { return grid_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  CellGrid grid_;
+  std::size_t n_ = 0;
+  int key_bits_ = 1;
+  exec::RadixSorter sorter_;
+  DeviceBuffer<PointTag> points_;
+  DeviceBuffer<std::int32_t> index_;
+  DeviceBuffer<std::int32_t> bin_start_;
+  DeviceBuffer<std::int32_t> bin_end_;
+};
+
+}  // namespace tissue

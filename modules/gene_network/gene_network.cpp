@@ -1,0 +1,72 @@
+#include "modules/gene_network/gene_network.hpp"
+
+#include "engine/exec/parallel_for.hpp"
+
+namespace tissue::grn {
+
+namespace {
+Hill<double> read_hill(const io::ScenarioTable& t, const std::string& suffix, const Hill<double>& d) {
+  return {t.number("a_" + suffix, d.a, io::Range::non_negative()), t.number("b_" + suffix, d.b, io::Range::non_negative()),
+          t.number("c_" + suffix, d.c, io::Range::non_negative()), t.number("h_" + suffix, d.h)};
+}
+}  // namespace
+
+GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
+  GeneNetworkParams p;
+  auto& r = p.rates;
+  const auto rate = [&](const char* key, double& v) { v = t.number(key, v, io::Range::non_negative()); };
+  rate("k_a", r.k_a);
+  rate("k_d", r.k_d);
+  rate("d_b", r.d_b);
+  rate("d_n", r.d_n);
+  rate("d_d", r.d_d);
+  rate("d_o", r.d_o);
+  rate("d_v", r.d_v);
+  rate("d_m", r.d_m);
+  r.bn = read_hill(t, "bn", r.bn);
+  r.on = read_hill(t, "on", r.on);
+  r.nd = read_hill(t, "nd", r.nd);
+  r.vo = read_hill(t, "vo", r.vo);
+  r.go = read_hill(t, "go", r.go);
+  r.ov = read_hill(t, "ov", r.ov);
+  r.av = read_hill(t, "av", r.av);
+  r.om = read_hill(t, "om", r.om);
+  r.tgf_beta = t.number("tgf_beta", r.tgf_beta, io::Range::non_negative());
+  p.neighbour_distance = t.number("neighbour_distance", p.neighbour_distance, io::Range::positive());
+  const auto init = t.table("initial");
+  for (int k = 0; k < kAdhesion; ++k)
+    p.initial[static_cast<std::size_t>(k)] = init.number(kSpeciesNames[k], 0.0, io::Range::non_negative());
+  return p;
+}
+
+GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
+    : params_(params), rates_(params.rates.as<float>()) {}
+
+std::vector<std::string> GeneNetworkSystem::reads() const {
+  return {"elements.z", "elements.type", "cells.first", "cells.count", "cells.cx", "cells.cy", "cells.cz",
+          "cells.species"};
+}
+std::vector<std::string> GeneNetworkSystem::writes() const { return {"cells.species", "cells.flags"}; }
+
+void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
+  const std::size_t n = w.cells.size();
+  if (n == 0) return;
+  const std::size_t stride = w.cells.capacity();
+  const Span<float> species = w.species.span();
+  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(), kAdhesiveElement,
+                                      species, stride});
+  const auto d = static_cast<float>(params_.neighbour_distance);
+  bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
+  mid_.ensure(species.size());
+  const auto dt = static_cast<float>(ctx.dt);
+  NetworkStage stage{species, species, mid_.span(), stride,  w.cx.span(), w.cy.span(), w.cz.span(),
+                     bins_.view(), d * d, w.box, rates_, 0.5f * dt, Span<std::uint32_t>(), cell_flags::suprabasal};
+  exec::parallel_for(n, stage);  // mid = S + dt/2 f(S)
+  stage.eval = mid_.span();
+  stage.out = species;
+  stage.h = dt;
+  stage.flags = w.flags.span();
+  exec::parallel_for(n, stage);  // S <- S + dt f(mid)
+}
+
+}  // namespace tissue::grn

@@ -1,0 +1,148 @@
+#pragma once
+/// @file gene_network_kernels.hpp
+/// The epidermal gene network of Christley et al. (2010), "Intracellular Gene Network" equations and
+/// Table 2: Notch N, Delta D, bound Notch/Delta B, Ovol2 O2, Ovol1 O1, c-Myc M, and the basement-
+/// membrane adhesion A (an input computed from geometry), with Hill-type regulation
+///   H(x) = a + b / (1 + (c x)^h)        (h > 0 represses, h < 0 activates; the seed's HILL()).
+///
+///   dN/dt  = -k_a N <D> + k_d B - d_N N + H_bn(B) H_on(O2)
+///   dD/dt  = -k_a D <N> + k_d <B> - d_D D + H_nd(N)
+///   dB/dt  =  k_a N <D> - k_d B - d_B B
+///   dO2/dt = -d_O O2 + H_vo(O1) H_go(G)
+///   dO1/dt = -d_V O1 + H_ov(O2) H_av(A)
+///   dM/dt  = -d_M M + H_om(O2)
+///   dA/dt  = 0 (A = sum of the z coordinates of the cell's adhesive elements, set every step)
+/// <X> is the mean of X over neighbouring cells (0 without neighbours), G the constant TGF-beta level.
+
+#include <cstdint>
+
+#include "engine/core/box.hpp"
+#include "engine/exec/math.hpp"
+#include "engine/exec/span.hpp"
+#include "engine/spatial/cell_list.hpp"
+
+namespace tissue::grn {
+
+/// Species indices (species-major rows of the cells' `species` column).
+enum Species : int { kNotch = 0, kDelta, kBound, kOvol2, kOvol1, kMyc, kAdhesion, kSpeciesCount };
+
+/// Output names of the species, in index order.
+inline constexpr const char* kSpeciesNames[kSpeciesCount] = {"notch", "delta", "bound", "ovol2",
+                                                            "ovol1", "cmyc",  "adhesion"};
+
+/// One Hill regulation term a + b / (1 + (c x)^h).
+template <class Real>
+struct Hill {
+  Real a, b, c, h;
+  template <class Other>
+  TISSUE_HD Hill<Other> as() const {
+    return {static_cast<Other>(a), static_cast<Other>(b), static_cast<Other>(c), static_cast<Other>(h)};
+  }
+};
+
+/// H(x) = a + b / (1 + (c x)^h); x >= 0. For x = 0 and h < 0, (c x)^h = inf and H = a (IEEE).
+template <class Real>
+TISSUE_HD Real hill(Real x, const Hill<Real>& t) {
+  return t.a + t.b / (Real(1) + math::pow(t.c * x, t.h));
+}
+
+/// Rate constants of the network (Table 2 names; rates in 1/time, k_a in 1/(concentration time)).
+template <class Real>
+struct Rates {
+  Real k_a, k_d, d_b, d_n, d_d, d_o, d_v, d_m;
+  Hill<Real> bn, on, nd, vo, go, ov, av, om;
+  Real tgf_beta;  ///< G, constant environmental TGF-beta
+  template <class Other>
+  TISSUE_HD Rates<Other> as() const {
+    auto c = [](Real v) { return static_cast<Other>(v); };
+    return {c(k_a),       c(k_d),       c(d_b),       c(d_n),       c(d_d),       c(d_o),
+            c(d_v),       c(d_m),       bn.template as<Other>(), on.template as<Other>(),
+            nd.template as<Other>(), vo.template as<Other>(), go.template as<Other>(),
+            ov.template as<Other>(), av.template as<Other>(), om.template as<Other>(), c(tgf_beta)};
+  }
+};
+
+/// Right-hand side of the network for one cell.
+/// @param s          species of the cell, kSpeciesCount values (index by Species)
+/// @param mean_notch <N> over neighbours; mean_delta <D>; mean_bound <B>
+/// @param ds         output, kSpeciesCount derivatives [concentration/time] (ds[kAdhesion] = 0)
+template <class Real>
+TISSUE_HD void gene_network_rhs(const Real* s, Real mean_notch, Real mean_delta, Real mean_bound,
+                                const Rates<Real>& p, Real* ds) {
+  const Real n = s[kNotch], d = s[kDelta], b = s[kBound], o2 = s[kOvol2], o1 = s[kOvol1], m = s[kMyc];
+  const Real a = s[kAdhesion];
+  const Real binding = p.k_a * n * mean_delta;
+  ds[kNotch] = -binding + p.k_d * b - p.d_n * n + hill(b, p.bn) * hill(o2, p.on);
+  ds[kDelta] = -p.k_a * d * mean_notch + p.k_d * mean_bound - p.d_d * d + hill(n, p.nd);
+  ds[kBound] = binding - p.k_d * b - p.d_b * b;
+  ds[kOvol2] = -p.d_o * o2 + hill(o1, p.vo) * hill(p.tgf_beta, p.go);
+  ds[kOvol1] = -p.d_v * o1 + hill(o2, p.ov) * hill(a, p.av);
+  ds[kMyc] = -p.d_m * m + hill(o2, p.om);
+  ds[kAdhesion] = Real(0);
+}
+
+/// A = sum of z over the cell's adhesive elements (the seed's basement-membrane "molecule").
+struct AdhesionInput {
+  Span<const float> z;
+  Span<const std::int32_t> type, first, count;
+  std::int32_t adhesive_type;
+  Span<float> species;
+  std::size_t stride;  ///< species-major stride = cells capacity
+  TISSUE_HD void operator()(std::size_t c) const {
+    float sum = 0.0f;
+    const std::int32_t begin = first[c];
+    for (std::int32_t k = begin; k < begin + count[c]; ++k)
+      if (type[static_cast<std::size_t>(k)] == adhesive_type) sum += z[static_cast<std::size_t>(k)];
+    species[kAdhesion * stride + c] = sum;
+  }
+};
+
+/// One explicit stage for cell c: out = max(0, base + h f(eval, <eval>)), neighbours = other cells
+/// whose centres lie within the neighbour distance (minimum image). `out` may alias `base`, never
+/// `eval`. When `flags` is not empty the cell's suprabasal bit is set from the result (O1 > O2).
+struct NetworkStage {
+  Span<const float> eval, base;
+  Span<float> out;
+  std::size_t stride;
+  Span<const float> cx, cy, cz;
+  CellList::View bins;  ///< on the centres, tag = cell index
+  float neighbour_distance2;
+  Box box;
+  Rates<float> rates;
+  float h;
+  Span<std::uint32_t> flags;
+  std::uint32_t suprabasal_bit;
+
+  TISSUE_HD void operator()(std::size_t c) const {
+    const float px = cx[c], py = cy[c], pz = cz[c];
+    float sum_n = 0.f, sum_d = 0.f, sum_b = 0.f;
+    int neighbours = 0;
+    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+      if (q.tag == static_cast<std::int32_t>(c)) return;
+      const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
+      if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
+      const auto j = static_cast<std::size_t>(q.tag);
+      sum_n += eval[kNotch * stride + j];
+      sum_d += eval[kDelta * stride + j];
+      sum_b += eval[kBound * stride + j];
+      ++neighbours;
+    });
+    const float inv = neighbours > 0 ? 1.0f / static_cast<float>(neighbours) : 0.0f;
+    float s[kSpeciesCount], ds[kSpeciesCount];
+    for (int k = 0; k < kSpeciesCount; ++k) s[k] = eval[static_cast<std::size_t>(k) * stride + c];
+    gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, rates, ds);
+    float result[kSpeciesCount];
+    for (int k = 0; k < kSpeciesCount; ++k) {
+      const std::size_t at = static_cast<std::size_t>(k) * stride + c;
+      const float v = base[at] + h * ds[k];
+      result[k] = v > 0.0f ? v : 0.0f;  // concentrations stay non-negative (the seed's clamp)
+      out[at] = result[k];
+    }
+    if (!flags.empty()) {
+      const std::uint32_t f = flags[c] & ~suprabasal_bit;
+      flags[c] = result[kOvol1] > result[kOvol2] ? (f | suprabasal_bit) : f;
+    }
+  }
+};
+
+}  // namespace tissue::grn

@@ -1,0 +1,123 @@
+#include "modules/lifecycle/lifecycle.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include "engine/core/cell_centres.hpp"
+#include "modules/gene_network/gene_network_kernels.hpp"
+
+namespace tissue::lifecycle {
+
+LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
+  LifecycleParams p;
+  p.growth_interval = static_cast<int>(t.integer("growth_interval", p.growth_interval, io::Range::closed(1, 1e9)));
+  p.division_elements =
+      static_cast<int>(t.integer("division_elements", p.division_elements, io::Range::closed(2, 100000)));
+  p.delta_threshold = t.number("delta_threshold", p.delta_threshold, io::Range::non_negative());
+  return p;
+}
+
+namespace {
+
+using Vec = std::array<double, 3>;
+
+/// Dominant eigenvector of a symmetric 3x3 matrix by power iteration (start: its largest column).
+Vec principal_axis(const std::array<Vec, 3>& m) {
+  std::size_t best = 0;
+  double best_norm = -1.0;
+  for (std::size_t j = 0; j < 3; ++j) {
+    const double n2 = m[0][j] * m[0][j] + m[1][j] * m[1][j] + m[2][j] * m[2][j];
+    if (n2 > best_norm) best_norm = n2, best = j;
+  }
+  Vec v{m[0][best], m[1][best], m[2][best]};
+  if (best_norm <= 0.0) return {1.0, 0.0, 0.0};
+  for (int it = 0; it < 50; ++it) {
+    Vec w{0, 0, 0};
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 3; ++j) w[i] += m[i][j] * v[j];
+    const double n = std::sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    if (n == 0.0) break;
+    for (std::size_t i = 0; i < 3; ++i) v[i] = w[i] / n;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::int32_t divide_cell(World& w, std::int32_t c) {
+  const auto cu = static_cast<std::size_t>(c);
+  const auto first = static_cast<std::size_t>(w.first.host(cu));
+  const auto n = static_cast<std::size_t>(w.count.host(cu));
+  const auto centre = cell_centre(w.x.host_data().data(), w.y.host_data().data(), w.z.host_data().data(),
+                                  static_cast<std::int32_t>(first), static_cast<std::int32_t>(n), w.box);
+  std::vector<Vec> d(n);
+  bool adhesive = false;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t e = first + k;
+    d[k] = {w.box.min_image_x(w.x.host(e) - centre.x), w.box.min_image_y(w.y.host(e) - centre.y),
+            w.z.host(e) - centre.z};
+    adhesive = adhesive || w.type.host(e) == kAdhesiveElement;
+  }
+  Vec axis{0.0, 0.0, 1.0};
+  if (!adhesive) {
+    std::array<Vec, 3> cov{};
+    for (const auto& v : d)
+      for (std::size_t i = 0; i < 3; ++i)
+        for (std::size_t j = 0; j < 3; ++j) cov[i][j] += v[i] * v[j];
+    axis = principal_axis(cov);
+  }
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  const auto proj = [&](std::size_t k) { return d[k][0] * axis[0] + d[k][1] * axis[1] + d[k][2] * axis[2]; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return proj(a) < proj(b); });
+
+  const std::int32_t daughter = w.add_cell_host();
+  const auto du = static_cast<std::size_t>(daughter);
+  for (std::size_t k = n / 2; k < n; ++k) {
+    const std::size_t e = first + order[k];
+    w.cell.host(e) = daughter;
+    w.type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
+  }
+  for (int s = 0; s < w.species_count(); ++s) {
+    w.species.host(cu, s) *= 0.5f;
+    w.species.host(du, s) = w.species.host(cu, s);
+  }
+  w.flags.host(du) = w.flags.host(cu);
+  w.cx.host(du) = w.cx.host(cu);
+  w.cy.host(du) = w.cy.host(cu);
+  w.cz.host(du) = w.cz.host(cu);
+  return daughter;
+}
+
+void grow_and_divide(World& w, const LifecycleParams& p) {
+  const std::size_t n = w.cells.size();
+  const bool has_delta = w.species_count() > grn::kDelta;
+  const float* x = w.x.host_data().data();
+  const float* y = w.y.host_data().data();
+  const float* z = w.z.host_data().data();
+  std::vector<std::int32_t> new_count(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    new_count[c] = w.count.host(c);
+    w.flags.host(c) &= ~cell_flags::growing;
+    const bool grows = !has_delta || w.species.host(c, grn::kDelta) < static_cast<float>(p.delta_threshold);
+    if (!grows) continue;
+    const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
+    w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z, 0);
+    x = w.x.host_data().data();  // the append may have reallocated the mirrors
+    y = w.y.host_data().data();
+    z = w.z.host_data().data();
+    w.flags.host(c) |= cell_flags::growing;
+    ++new_count[c];
+  }
+  bool divides = false;
+  for (std::size_t c = 0; c < n; ++c) divides = divides || new_count[c] >= p.division_elements;
+  if (!divides) return;
+  w.compact_host();  // contiguous element ranges again, now including the new elements
+  for (std::size_t c = 0; c < n; ++c)
+    if (w.count.host(c) >= p.division_elements) divide_cell(w, static_cast<std::int32_t>(c));
+}
+
+}  // namespace tissue::lifecycle

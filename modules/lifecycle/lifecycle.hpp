@@ -1,0 +1,33 @@
+#pragma once
+/// @file lifecycle.hpp
+/// Cell growth and division as a CPU hook (Christley et al. 2010, "Cell Growth and Division").
+///
+/// Every `growth_interval` steps each cell whose Delta is below `delta_threshold` (the basal state)
+/// gains one element at its centre. A cell that reaches `division_elements` elements divides into two
+/// halves: a cell with adhesive elements splits by height (the lower half keeps the mother's id and the
+/// adhesive types, the upper half becomes a new, non-adhesive cell); a cell without them splits
+/// across its longest axis. Both daughters get half of every species.
+
+#include "engine/core/world.hpp"
+#include "engine/io/scenario.hpp"
+#include "engine/schedule/schedule.hpp"
+
+namespace tissue::lifecycle {
+
+struct LifecycleParams {
+  int growth_interval = 2000;     ///< steps between growth events (seed: 2000)
+  int division_elements = 40;     ///< elements at which a cell divides (seed: 40)
+  double delta_threshold = 140.0; ///< grow while Delta < threshold [concentration] (seed: unstated; README)
+};
+
+/// Reads [lifecycle] (see docs/scenarios.md). @throws InputError on invalid values.
+LifecycleParams read_lifecycle_params(const io::ScenarioTable& table);
+
+/// One growth event followed by divisions, on host mirrors (the hook; the schedule commits after it).
+void grow_and_divide(World& world, const LifecycleParams& params);
+
+/// Splits cell `c` (contiguous elements after compact_host) into two; returns the new cell's index.
+/// Lower half by z when the cell has adhesive elements, else by the principal axis of its elements.
+std::int32_t divide_cell(World& world, std::int32_t c);
+
+}  // namespace tissue::lifecycle

@@ -1,0 +1,62 @@
+#pragma once
+/// @file sem.hpp
+/// Subcellular element mechanics: parameters (Christley et al. 2010, Table 1) and the system that
+/// advances element positions with the seed's 2nd-order Runge-Kutta (midpoint) scheme.
+/// Equations and the choices made where the seed is silent: modules/sem/README.md.
+
+#include <string>
+#include <vector>
+
+#include "engine/exec/device_buffer.hpp"
+#include "engine/io/scenario.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "engine/spatial/cell_list.hpp"
+#include "modules/sem/sem_kernels.hpp"
+
+namespace tissue::sem {
+
+/// SEM parameters. Lengths and energies in the scenario's units (the seed's are dimensionless).
+struct SemParams {
+  Morse<double> intra{0.3, 0.1, 0.12, 0.36};     ///< Table 1, V_intra (u0, xi1, w0, xi2)
+  Morse<double> inter{0.3, 0.05, 0.12, 0.24};    ///< Table 1, V_inter (repulsive part used)
+  Morse<double> adhesion{0.3, 0.1, 0.12, 0.36};  ///< Table 1, V_adh (same values as V_intra)
+  double friction = 1.0;       ///< eta [force time / length]; the seed's equations have eta = 1
+  double intra_cutoff = 0.0;   ///< [length]; 0 = every element of the same cell interacts (the seed)
+  double inter_cutoff = 0.0;   ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
+  double bin_size = 0.0;       ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
+  double z_extent = 8.0;       ///< expected tissue height [length]; sizes the z bins (not a limit)
+  bool basement_adhesion = true;  ///< V_adh on adhesive elements
+
+  /// The effective intercellular cutoff (resolves 0 to the potential minimum).
+  double effective_inter_cutoff() const;
+  /// The effective bin width (resolves 0).
+  double effective_bin_size() const;
+  KernelParams kernel_params() const;
+};
+
+/// Reads [sem] (see docs/scenarios.md). @throws InputError on invalid values.
+SemParams read_sem_params(const io::ScenarioTable& table);
+
+/// System "sem": one RK2 step of the element positions.
+class SemSystem final : public System {
+ public:
+  explicit SemSystem(const SemParams& params);
+  std::string name() const override { return "sem"; }
+  std::vector<std::string> reads() const override;
+  std::vector<std::string> writes() const override;
+  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages.
+  void run(World& world, const StepContext& ctx) override;
+
+  /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].
+  void compute_forces(World& world, Span<float> fx, Span<float> fy, Span<float> fz);
+  const SemParams& params() const { return params_; }
+
+ private:
+  ElementForce make_force(World& world, Span<const float> x, Span<const float> y, Span<const float> z);
+  SemParams params_;
+  KernelParams kernel_;
+  CellList bins_;
+  DeviceBuffer<float> xm_, ym_, zm_;
+};
+
+}  // namespace tissue::sem

@@ -1,0 +1,166 @@
+#pragma once
+/// @file sem_kernels.hpp
+/// Subcellular element method (SEM): the pointwise math, pure TISSUE_HD functions and functors.
+///
+/// Source: Christley, Lee, Nie, Zhao, "Integrative multicellular biological modeling: a case study of
+/// 3D epidermal development using GPU algorithms", BMC Syst. Biol. 4:107 (2010), section "Cell Shape
+/// and Movement", equations of motion and Table 1; Newman, Math. Biosci. Eng. 2:613 (2005).
+///
+/// Overdamped motion of element i of cell a:
+///   eta dX_ai/dt = - sum_{j != i} grad V_intra(|X_ai - X_aj|)
+///                  - sum_{b != a} sum_j grad PV_inter(|X_ai - X_bj|)
+///                  - [type(i) = adhesive] grad V_adh(z_ai)
+/// V(r) = u0 exp(-r/xi1) - w0 exp(-r/xi2) (Morse); PV keeps only the repulsive part of the force.
+
+#include <cstdint>
+
+#include "engine/core/box.hpp"
+#include "engine/exec/math.hpp"
+#include "engine/exec/span.hpp"
+#include "engine/spatial/cell_list.hpp"
+
+namespace tissue::sem {
+
+/// Morse potential V(r) = u0 exp(-r/xi1) - w0 exp(-r/xi2).
+/// u0, w0 [energy]; xi1, xi2 [length]; with xi1 < xi2 and u0/xi1 > w0/xi2 it has a repulsive core and
+/// a single minimum.
+template <class Real>
+struct Morse {
+  Real u0, xi1, w0, xi2;
+  template <class Other>
+  TISSUE_HD Morse<Other> as() const {
+    return {static_cast<Other>(u0), static_cast<Other>(xi1), static_cast<Other>(w0), static_cast<Other>(xi2)};
+  }
+};
+
+/// V(r) [energy], r >= 0 [length].
+template <class Real>
+TISSUE_HD Real morse_potential(Real r, const Morse<Real>& p) {
+  return p.u0 * math::exp(-r / p.xi1) - p.w0 * math::exp(-r / p.xi2);
+}
+
+/// Force magnitude along the separation, -dV/dr [energy/length]: positive = repulsive.
+template <class Real>
+TISSUE_HD Real morse_force(Real r, const Morse<Real>& p) {
+  return p.u0 / p.xi1 * math::exp(-r / p.xi1) - p.w0 / p.xi2 * math::exp(-r / p.xi2);
+}
+
+/// Distance of the potential's minimum, where morse_force = 0 [length]:
+/// r* = ln(u0 xi2 / (w0 xi1)) / (1/xi1 - 1/xi2). Requires xi1 < xi2 and u0/xi1 > w0/xi2.
+template <class Real>
+TISSUE_HD Real morse_minimum(const Morse<Real>& p) {
+  return math::log((p.u0 * p.xi2) / (p.w0 * p.xi1)) / (Real(1) / p.xi1 - Real(1) / p.xi2);
+}
+
+/// "Positive Morse" force of the seed (PV): the repulsive part only, max(0, -dV/dr). Continuous; zero
+/// beyond morse_minimum(). Its potential is V(r) - V(r*) for r < r*, 0 beyond.
+template <class Real>
+TISSUE_HD Real positive_morse_force(Real r, const Morse<Real>& p) {
+  const Real f = morse_force(r, p);
+  return f > Real(0) ? f : Real(0);
+}
+
+/// Potential of positive_morse_force: V(r) - V(r*) for r < r* = morse_minimum(p), else 0 [energy].
+template <class Real>
+TISSUE_HD Real positive_morse_potential(Real r, const Morse<Real>& p) {
+  const Real r_min = morse_minimum(p);
+  return r < r_min ? morse_potential(r, p) - morse_potential(r_min, p) : Real(0);
+}
+
+/// Parameters as kernels use them (single precision, squared cutoffs).
+struct KernelParams {
+  Morse<float> intra;          ///< same-cell pairs
+  Morse<float> inter;          ///< pairs of different cells (repulsive part only)
+  Morse<float> adhesion;       ///< element - basement membrane (plane z = 0), adhesive types only
+  float intra_cutoff2;         ///< squared cutoff for same-cell pairs [length^2] (infinity = none)
+  float inter_cutoff2;         ///< squared cutoff for other-cell pairs [length^2]
+  float mobility;              ///< 1 / friction [length/(force time)]
+  std::int32_t adhesive_type;  ///< element type that adheres to the membrane
+  bool adhesion_on;            ///< basement-membrane adhesion enabled
+};
+
+/// Force on one element [force], gathered over its own cell's elements (all of them, as the seed),
+/// the other cells' elements in the cell list, and the membrane. Summation order is fixed, so the
+/// result does not depend on threads or scheduling.
+struct ElementForce {
+  Span<const float> x, y, z;             ///< positions at which forces are evaluated, #elements
+  Span<const std::int32_t> type, cell;   ///< #elements
+  Span<const std::int32_t> first, count; ///< #cells: element range of each cell
+  CellList::View bins;                   ///< built on x, y, z with tag = owning cell
+  KernelParams p;
+  Box box;
+
+  TISSUE_HD math::Vec3<float> operator()(std::size_t i) const {
+    const float px = x[i], py = y[i], pz = z[i];
+    const std::int32_t c = cell[i];
+    math::Vec3<float> f;
+    // intracellular: Morse over every other element of the same cell
+    const std::int32_t begin = first[static_cast<std::size_t>(c)];
+    const std::int32_t end = begin + count[static_cast<std::size_t>(c)];
+    for (std::int32_t k = begin; k < end; ++k) {
+      const auto kk = static_cast<std::size_t>(k);
+      if (kk == i) continue;
+      const float dx = box.min_image_x(px - x[kk]);
+      const float dy = box.min_image_y(py - y[kk]);
+      const float dz = pz - z[kk];
+      const float r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 >= p.intra_cutoff2 || r2 <= 0.0f) continue;
+      const float r = math::sqrt(r2);
+      const float s = morse_force(r, p.intra) / r;
+      f.x += s * dx;
+      f.y += s * dy;
+      f.z += s * dz;
+    }
+    // intercellular: repulsive Morse over elements of other cells within the cutoff
+    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+      if (q.tag == c) return;
+      const float dx = box.min_image_x(px - q.x);
+      const float dy = box.min_image_y(py - q.y);
+      const float dz = pz - q.z;
+      const float r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 >= p.inter_cutoff2 || r2 <= 0.0f) return;
+      const float r = math::sqrt(r2);
+      const float s = positive_morse_force(r, p.inter) / r;
+      f.x += s * dx;
+      f.y += s * dy;
+      f.z += s * dz;
+    });
+    // basement membrane at z = 0: Morse in the distance z, acting along z
+    if (p.adhesion_on && type[i] == p.adhesive_type) f.z += morse_force(pz, p.adhesion);
+    return f;
+  }
+};
+
+/// One explicit stage: out = base + h * mobility * F(eval), wrapped into the box and above the floor.
+/// With (eval = X, base = X, h = dt/2) then (eval = X_mid, base = X, h = dt) it is the seed's
+/// 2nd-order Runge-Kutta (midpoint) step. `out` may alias `base` (each index reads and writes only
+/// its own entry of both), never `eval`.
+struct ElementStage {
+  ElementForce force;
+  Span<const float> bx, by, bz;  ///< base positions
+  Span<float> ox, oy, oz;        ///< output positions
+  float h;                       ///< stage length [time]
+
+  TISSUE_HD void operator()(std::size_t i) const {
+    const math::Vec3<float> f = force(i);
+    const float k = h * force.p.mobility;
+    const Box& box = force.box;
+    ox[i] = box.wrap_x(bx[i] + k * f.x);
+    oy[i] = box.wrap_y(by[i] + k * f.y);
+    oz[i] = box.clamp_z(bz[i] + k * f.z);
+  }
+};
+
+/// Writes the force on every element (tests, diagnostics, benchmarks).
+struct ElementForceOut {
+  ElementForce force;
+  Span<float> fx, fy, fz;
+  TISSUE_HD void operator()(std::size_t i) const {
+    const math::Vec3<float> f = force(i);
+    fx[i] = f.x;
+    fy[i] = f.y;
+    fz[i] = f.z;
+  }
+};
+
+}  // namespace tissue::sem

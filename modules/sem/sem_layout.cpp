@@ -1,0 +1,64 @@
+#include "modules/sem/sem_layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+#include <vector>
+
+#include "engine/util/random.hpp"
+
+namespace tissue::sem {
+
+MonolayerParams read_monolayer_params(const io::ScenarioTable& t) {
+  MonolayerParams p;
+  t.string("layout", "monolayer", {"monolayer"});
+  p.cells_x = static_cast<int>(t.integer("cells_x", p.cells_x, io::Range::closed(1, 100000)));
+  p.cells_y = static_cast<int>(t.integer("cells_y", p.cells_y, io::Range::closed(1, 100000)));
+  p.elements_per_cell = static_cast<int>(t.integer("elements_per_cell", p.elements_per_cell, io::Range::closed(1, 10000)));
+  p.adhesive_elements = static_cast<int>(t.integer("adhesive_elements", p.adhesive_elements, io::Range::non_negative()));
+  if (p.adhesive_elements > p.elements_per_cell)
+    t.fail("adhesive_elements", "must not exceed elements_per_cell (" + std::to_string(p.elements_per_cell) + ")");
+  p.spacing = t.number("spacing", p.spacing, io::Range::positive());
+  p.cell_radius = t.number("cell_radius", p.cell_radius, io::Range::positive());
+  return p;
+}
+
+std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive) {
+  const std::int32_t c = w.add_cell_host();
+  const auto id = static_cast<std::uint64_t>(w.cell_id.host(static_cast<std::size_t>(c)));
+  std::vector<float> px(static_cast<std::size_t>(n)), py(px.size()), pz(px.size());
+  for (int k = 0; k < n; ++k) {
+    const auto u = random::uniform4(w.seed, random::kInitialLayout, id, static_cast<std::uint32_t>(k));
+    const float r = radius * std::cbrt(u.v[0]);
+    const float cos_t = 2.0f * u.v[1] - 1.0f;
+    const float sin_t = std::sqrt(std::max(0.0f, 1.0f - cos_t * cos_t));
+    const float phi = 6.28318530717958647692f * u.v[2];
+    px[static_cast<std::size_t>(k)] = cx + r * sin_t * std::cos(phi);
+    py[static_cast<std::size_t>(k)] = cy + r * sin_t * std::sin(phi);
+    pz[static_cast<std::size_t>(k)] = cz + r * cos_t;
+  }
+  std::vector<int> order(px.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pz[static_cast<std::size_t>(a)] < pz[static_cast<std::size_t>(b)]; });
+  std::vector<std::int32_t> type(px.size(), 0);
+  for (int k = 0; k < std::min(adhesive, n); ++k) type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
+  for (std::size_t k = 0; k < px.size(); ++k) w.add_element_host(c, px[k], py[k], pz[k], type[k]);
+  return c;
+}
+
+void seed_monolayer(World& w, const MonolayerParams& p) {
+  if (w.cells.size() != 0) throw std::logic_error("seed_monolayer needs an empty world");
+  const auto spacing = static_cast<float>(p.spacing);
+  const auto radius = static_cast<float>(p.cell_radius);
+  w.cells.reserve(static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y));
+  w.elements.reserve(static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y) *
+                     static_cast<std::size_t>(p.elements_per_cell));
+  for (int j = 0; j < p.cells_y; ++j)
+    for (int i = 0; i < p.cells_x; ++i)
+      add_ball_cell(w, (static_cast<float>(i) + 0.5f) * spacing, (static_cast<float>(j) + 0.5f) * spacing, radius,
+                    p.elements_per_cell, radius, p.adhesive_elements);
+  w.commit();
+}
+
+}  // namespace tissue::sem

@@ -1,0 +1,35 @@
+#pragma once
+/// @file sem_layout.hpp
+/// Initial configurations of SEM cells: single cells and the seed's periodic monolayer.
+
+#include <cstdint>
+
+#include "engine/core/world.hpp"
+#include "engine/io/scenario.hpp"
+
+namespace tissue::sem {
+
+/// A monolayer of cells_x x cells_y cells on a square lattice of pitch `spacing`, sitting on the
+/// membrane (the seed's Fig. 3). The box must be cells_x * spacing by cells_y * spacing.
+struct MonolayerParams {
+  int cells_x = 10;             ///< cells along x
+  int cells_y = 10;             ///< cells along y
+  int elements_per_cell = 20;   ///< elements of each initial cell (seed: 20)
+  int adhesive_elements = 10;   ///< lowest elements of each cell given the adhesive type
+  double spacing = 0.6;         ///< lattice pitch [length]; a relaxed 20-element cell is ~0.5 wide
+  double cell_radius = 0.3;     ///< radius of the ball the elements are drawn in [length]
+};
+
+/// Reads [initial] (see docs/scenarios.md). @throws InputError on invalid values.
+MonolayerParams read_monolayer_params(const io::ScenarioTable& table);
+
+/// Adds one cell on the host mirror: `n` elements uniformly random in the ball of `radius` about
+/// (cx, cy, cz) (counter-based RNG: stream kInitialLayout, entity = the cell's stable id), the
+/// `adhesive` lowest of them of type kAdhesiveElement. Call World::commit() afterwards.
+/// @return the cell's dense index.
+std::int32_t add_ball_cell(World& world, float cx, float cy, float cz, int n, float radius, int adhesive);
+
+/// Seeds the monolayer (host mirrors + commit). The world must be empty.
+void seed_monolayer(World& world, const MonolayerParams& params);
+
+}  // namespace tissue::sem

@@ -1,0 +1,99 @@
+// The launch layer and device-wide primitives, on the backend under test.
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/parallel_for.hpp"
+
+using namespace tissue;
+
+namespace {
+struct Square {
+  Span<const float> in;
+  Span<float> out;
+  TISSUE_HD void operator()(std::size_t i) const { out[i] = in[i] * in[i]; }
+};
+}  // namespace
+
+TEST_CASE("parallel_for visits every index exactly once", "[exec]") {
+  for (std::size_t n : {1u, 255u, 256u, 257u, 100000u}) {
+    std::vector<float> host(n);
+    std::iota(host.begin(), host.end(), 1.0f);
+    DeviceBuffer<float> in(n), out(n);
+    in.upload(host.data(), n);
+    exec::fill(out.span(), -1.0f);
+    exec::parallel_for(n, Square{in.span(), out.span()});
+    const auto result = out.to_host();
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(result[i] == host[i] * host[i]);
+  }
+}
+
+TEST_CASE("RadixSorter sorts pairs stably by the low key bits", "[exec]") {
+  std::mt19937 rng(7);
+  for (std::size_t n : {2u, 1000u, 300000u}) {
+    const int bits = 13;
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = rng() & ((1u << bits) - 1u);
+    exec::RadixSorter sorter;
+    sorter.reserve(n);
+    DeviceBuffer<std::uint32_t> k(n);
+    k.upload(keys.data(), n);
+    exec::copy(Span<const std::uint32_t>(k.span()), sorter.keys(), n);
+    std::vector<std::int32_t> values(n);
+    std::iota(values.begin(), values.end(), 0);
+    DeviceBuffer<std::int32_t> v(n);
+    v.upload(values.data(), n);
+    exec::copy(Span<const std::int32_t>(v.span()), sorter.values(), n);
+    sorter.sort(n, bits);
+    std::vector<std::uint32_t> got_keys(n);
+    std::vector<std::int32_t> got_values(n);
+    exec::copy_bytes(got_keys.data(), exec::Backend::cpu, sorter.sorted_keys().data(), exec::backend(), n * 4);
+    exec::copy_bytes(got_values.data(), exec::Backend::cpu, sorter.sorted_values().data(), exec::backend(), n * 4);
+    std::vector<std::int32_t> expected(n);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::stable_sort(expected.begin(), expected.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+    REQUIRE(got_values == expected);
+    for (std::size_t i = 0; i < n; ++i) REQUIRE(got_keys[i] == keys[static_cast<std::size_t>(expected[i])]);
+  }
+}
+
+TEST_CASE("reductions match a host evaluation", "[exec]") {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> u(-5.0f, 5.0f);
+  std::vector<float> host(12345);
+  for (auto& v : host) v = u(rng);
+  host[100] = std::numeric_limits<float>::quiet_NaN();
+  host[200] = std::numeric_limits<float>::infinity();
+  DeviceBuffer<float> d;
+  d.assign(host);
+  CHECK(exec::count_non_finite(d.span()) == 2);
+  host[100] = 0.0f;
+  host[200] = 1.0f;
+  d.assign(host);
+  double sum = 0.0;
+  for (float v : host) sum += v;
+  CHECK(exec::sum(d.span()) == Approx(sum).epsilon(1e-12));
+  CHECK(exec::max_value(d.span()) == *std::max_element(host.begin(), host.end()));
+  CHECK(exec::min_value(d.span()) == *std::min_element(host.begin(), host.end()));
+}
+
+TEST_CASE("DeviceBuffer moves ownership and copies between host and device", "[exec]") {
+  DeviceBuffer<int> a(10);
+  std::vector<int> v(10);
+  std::iota(v.begin(), v.end(), 5);
+  a.upload(v.data(), 10);
+  DeviceBuffer<int> b(std::move(a));
+  CHECK(a.data() == nullptr);
+  CHECK(a.size() == 0);
+  CHECK(b.to_host() == v);
+  DeviceBuffer<int> c(4);
+  c.copy_from(b, 4, 3, 0);
+  CHECK(c.to_host() == std::vector<int>{8, 9, 10, 11});
+  c.zero();
+  CHECK(c.to_host() == std::vector<int>{0, 0, 0, 0});
+}

@@ -1,0 +1,92 @@
+// Growth and division (Christley et al. 2010, "Cell Growth and Division").
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "modules/gene_network/gene_network_kernels.hpp"
+#include "modules/lifecycle/lifecycle.hpp"
+#include "modules/sem/sem_layout.hpp"
+#include "tests/support.hpp"
+
+using namespace tissue;
+
+TEST_CASE("a cell divides at 40 elements into 20 + 20 with halved species", "[lifecycle]") {
+  World w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
+  sem::add_ball_cell(w, 5.0f, 5.0f, 0.6f, 39, 0.6f, 10);
+  w.commit();
+  for (int k = 0; k < grn::kSpeciesCount; ++k) w.species.host(0, k) = 2.0f * static_cast<float>(k + 1);
+  w.species.host(0, grn::kDelta) = 50.0f;  // below the threshold: basal, grows
+  const auto mother_id = w.cell_id.host(0);
+  lifecycle::LifecycleParams p;
+  lifecycle::grow_and_divide(w, p);
+  w.commit();
+  REQUIRE(w.check_consistency().empty());
+  REQUIRE(w.cells.size() == 2);
+  CHECK(w.count.host(0) == 20);
+  CHECK(w.count.host(1) == 20);
+  CHECK(w.cell_id.host(0) == mother_id);
+  CHECK(w.cell_id.host(1) != mother_id);
+  for (int k = 0; k < grn::kSpeciesCount; ++k) {
+    const float expected = k == grn::kDelta ? 25.0f : static_cast<float>(k + 1);
+    CHECK(w.species.host(0, k) == expected);
+    CHECK(w.species.host(1, k) == expected);
+  }
+  // the attached daughter keeps all 10 adhesive elements and lies lower; the other has none
+  int adhesive[2] = {0, 0};
+  double z_mean[2] = {0, 0};
+  for (std::size_t e = 0; e < w.elements.size(); ++e) {
+    const auto c = static_cast<std::size_t>(w.cell.host(e));
+    adhesive[c] += w.type.host(e) == kAdhesiveElement;
+    z_mean[c] += w.z.host(e) / 20.0;
+  }
+  CHECK(adhesive[0] == 10);
+  CHECK(adhesive[1] == 0);
+  CHECK(z_mean[0] < z_mean[1]);
+  // the new element was put at the cell centre: the 40 positions are the 39 old ones plus the centre
+  w.download();
+  CHECK(w.check_consistency().empty());
+}
+
+TEST_CASE("only cells with Delta below the threshold grow, by one element at their centre", "[lifecycle]") {
+  World w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
+  sem::add_ball_cell(w, 2.0f, 2.0f, 0.6f, 20, 0.5f, 10);
+  sem::add_ball_cell(w, 9.8f, 5.0f, 2.0f, 20, 0.5f, 0);  // straddles x = 0
+  w.commit();
+  w.species.host(0, grn::kDelta) = 150.0f;  // suprabasal-like: no growth
+  w.species.host(1, grn::kDelta) = 60.0f;   // grows
+  const auto centre = test::centre_of(w, 1);
+  lifecycle::grow_and_divide(w, lifecycle::LifecycleParams{});
+  w.commit();
+  REQUIRE(w.check_consistency().empty());
+  CHECK(w.count.host(0) == 20);
+  CHECK(w.count.host(1) == 21);
+  CHECK((w.flags.host(1) & cell_flags::growing) != 0);
+  CHECK((w.flags.host(0) & cell_flags::growing) == 0);
+  const auto last = static_cast<std::size_t>(w.first.host(1) + 20);
+  CHECK(test::min_image(w.x.host(last) - centre[0], 10.0) == Approx(0).margin(1e-5));
+  CHECK(w.y.host(last) == Approx(centre[1]).margin(1e-5));
+  CHECK(w.z.host(last) == Approx(centre[2]).margin(1e-5));
+  CHECK(w.type.host(last) == 0);
+}
+
+TEST_CASE("a cell without adhesive elements divides across its longest axis", "[lifecycle]") {
+  World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
+  const auto c = w.add_cell_host();
+  for (int k = 0; k < 40; ++k)  // a rod along y
+    w.add_element_host(c, 0.05f * static_cast<float>(k % 3), 0.15f * static_cast<float>(k), 2.0f + 0.05f * static_cast<float>(k % 2), 0);
+  w.compact_host();
+  const auto d = lifecycle::divide_cell(w, c);
+  w.commit();
+  REQUIRE(w.check_consistency().empty());
+  double lo[2] = {1e9, 1e9}, hi[2] = {-1e9, -1e9};
+  for (std::size_t e = 0; e < w.elements.size(); ++e) {
+    const int k = w.cell.host(e) == c ? 0 : 1;
+    lo[k] = std::min(lo[k], static_cast<double>(w.y.host(e)));
+    hi[k] = std::max(hi[k], static_cast<double>(w.y.host(e)));
+  }
+  CHECK(d == 1);
+  CHECK(w.count.host(0) == 20);
+  CHECK(w.count.host(1) == 20);
+  const bool split_in_y = hi[0] < lo[1] || hi[1] < lo[0];  // the halves do not overlap along y
+  CHECK(split_in_y);
+}

@@ -1,0 +1,365 @@
+// Subcellular element mechanics against independent double-precision evaluations of the seed's
+// equations (Christley et al. 2010, equations of motion and Table 1).
+#include <algorithm>
+#include <array>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "engine/exec/device_buffer.hpp"
+#include "modules/sem/sem.hpp"
+#include "modules/sem/sem_layout.hpp"
+#include "tests/support.hpp"
+
+using namespace tissue;
+using namespace tissue::sem;
+
+namespace {
+
+// ---- independent reference (double, all pairs, written from the seed's equations) ----
+struct RefMorse {
+  double u0, xi1, w0, xi2;
+};
+double ref_v(double r, const RefMorse& m) { return m.u0 * std::exp(-r / m.xi1) - m.w0 * std::exp(-r / m.xi2); }
+double ref_dv(double r, const RefMorse& m) {
+  return -m.u0 / m.xi1 * std::exp(-r / m.xi1) + m.w0 / m.xi2 * std::exp(-r / m.xi2);
+}
+RefMorse ref(const Morse<double>& m) { return {m.u0, m.xi1, m.w0, m.xi2}; }
+
+struct Config {
+  std::vector<double> x, y, z;
+  std::vector<int> cell, type;
+  double lx = 0, ly = 0;  // periods (0: open)
+};
+
+Config config_of(World& w) {
+  w.download();
+  Config c;
+  c.lx = w.box.periodic_x ? w.box.lx : 0.0;
+  c.ly = w.box.periodic_y ? w.box.ly : 0.0;
+  for (std::size_t e = 0; e < w.elements.size(); ++e) {
+    c.x.push_back(w.x.host(e));
+    c.y.push_back(w.y.host(e));
+    c.z.push_back(w.z.host(e));
+    c.cell.push_back(w.cell.host(e));
+    c.type.push_back(w.type.host(e));
+  }
+  return c;
+}
+
+/// Total potential energy: intracellular Morse over all same-cell pairs, the intercellular potential
+/// whose force is the repulsive part of Morse (V(r) - V(r*) below the minimum r*), membrane Morse.
+double ref_energy(const Config& c, const SemParams& p) {
+  const RefMorse intra = ref(p.intra), inter = ref(p.inter), adh = ref(p.adhesion);
+  const double r_star = std::log(inter.u0 * inter.xi2 / (inter.w0 * inter.xi1)) / (1 / inter.xi1 - 1 / inter.xi2);
+  double e = 0;
+  for (std::size_t i = 0; i < c.x.size(); ++i) {
+    for (std::size_t j = i + 1; j < c.x.size(); ++j) {
+      const double dx = test::min_image(c.x[i] - c.x[j], c.lx), dy = test::min_image(c.y[i] - c.y[j], c.ly);
+      const double r = std::sqrt(dx * dx + dy * dy + (c.z[i] - c.z[j]) * (c.z[i] - c.z[j]));
+      if (c.cell[i] == c.cell[j]) e += ref_v(r, intra);
+      else if (r < r_star) e += ref_v(r, inter) - ref_v(r_star, inter);
+    }
+    if (c.type[i] == kAdhesiveElement) e += ref_v(c.z[i], adh);
+  }
+  return e;
+}
+
+/// All-pairs forces in double, summed pair by pair (no cell list); intercellular pairs at or beyond
+/// `inter_cutoff` are skipped.
+void ref_forces(const Config& c, const SemParams& p, std::vector<double>& fx, std::vector<double>& fy,
+                std::vector<double>& fz, double inter_cutoff = 1e300) {
+  const RefMorse intra = ref(p.intra), inter = ref(p.inter), adh = ref(p.adhesion);
+  const std::size_t n = c.x.size();
+  fx.assign(n, 0);
+  fy.assign(n, 0);
+  fz.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = 0; j < n; ++j) {
+      if (i == j) continue;
+      const double dx = test::min_image(c.x[i] - c.x[j], c.lx), dy = test::min_image(c.y[i] - c.y[j], c.ly);
+      const double dz = c.z[i] - c.z[j];
+      const double r = std::sqrt(dx * dx + dy * dy + dz * dz);
+      if (c.cell[i] != c.cell[j] && r >= inter_cutoff) continue;
+      double f = -ref_dv(r, c.cell[i] == c.cell[j] ? intra : inter);
+      if (c.cell[i] != c.cell[j]) f = std::max(f, 0.0);
+      fx[i] += f * dx / r;
+      fy[i] += f * dy / r;
+      fz[i] += f * dz / r;
+    }
+    if (c.type[i] == kAdhesiveElement) fz[i] += -ref_dv(c.z[i], adh);
+  }
+}
+
+struct Forces {
+  std::vector<float> x, y, z;
+};
+Forces engine_forces(World& w, SemSystem& sys) {
+  const std::size_t n = w.elements.size();
+  DeviceBuffer<float> fx(n), fy(n), fz(n);
+  sys.compute_forces(w, fx.span(), fy.span(), fz.span());
+  return {fx.to_host(), fy.to_host(), fz.to_host()};
+}
+
+/// Cells of `per_cell` random elements in a ball of radius 0.5 at random places (uniform in the box,
+/// z in [0.3, height]), a random half of each cell's elements adhesive.
+void random_tissue(World& w, int cells, int per_cell, float height, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> ux(0.0f, w.box.lx), uy(0.0f, w.box.ly), uz(0.3f, height);
+  for (int c = 0; c < cells; ++c) add_ball_cell(w, ux(rng), uy(rng), uz(rng), per_cell, 0.5f, per_cell / 2);
+  w.commit();
+}
+
+double max_abs_diff(const Forces& f, const std::vector<double>& rx, const std::vector<double>& ry,
+                    const std::vector<double>& rz, double& scale) {
+  double worst = 0;
+  scale = 0;
+  for (std::size_t i = 0; i < rx.size(); ++i) {
+    const double m = std::max({std::abs(rx[i]), std::abs(ry[i]), std::abs(rz[i])});
+    scale = std::max(scale, m);
+    worst = std::max({worst, std::abs(f.x[i] - rx[i]) / (1.0 + m), std::abs(f.y[i] - ry[i]) / (1.0 + m),
+                      std::abs(f.z[i] - rz[i]) / (1.0 + m)});
+  }
+  return worst;
+}
+
+
+}  // namespace
+
+TEST_CASE("Morse force equals the negative numerical gradient of the potential", "[sem]") {
+  const SemParams p;
+  for (const auto& m : {p.intra, p.inter, p.adhesion}) {
+    for (double r = 0.02; r < 1.5; r += 0.0137) {
+      const double h = 1e-6;
+      const double numeric = -(morse_potential(r + h, m) - morse_potential(r - h, m)) / (2 * h);
+      REQUIRE(morse_force(r, m) == Approx(numeric).epsilon(1e-7).margin(1e-9));
+      const double numeric_pos = -(positive_morse_potential(r + h, m) - positive_morse_potential(r - h, m)) / (2 * h);
+      REQUIRE(positive_morse_force(r, m) == Approx(numeric_pos).epsilon(1e-6).margin(1e-8));
+      // the single-precision kernel path agrees with double
+      REQUIRE(morse_force(static_cast<float>(r), m.as<float>()) == Approx(morse_force(r, m)).epsilon(1e-5).margin(1e-6));
+    }
+    // force vanishes at the minimum; repulsive inside, attractive outside
+    const double r_star = morse_minimum(m);
+    CHECK(std::abs(morse_force(r_star, m)) < 1e-12);
+    CHECK(morse_force(0.9 * r_star, m) > 0);
+    CHECK(morse_force(1.1 * r_star, m) < 0);
+  }
+  CHECK(morse_minimum(p.inter) == Approx(0.156941).epsilon(1e-5));  // Table 1 V_inter minimum
+  CHECK(morse_minimum(p.intra) == Approx(0.304231).epsilon(1e-5));  // Table 1 V_intra minimum
+}
+
+TEST_CASE("element forces are the negative gradient of the total potential energy", "[sem]") {
+  World w(Box{3.0f, 3.0f, true, true, true}, 0);
+  random_tissue(w, 6, 12, 1.2f, 11);  // crowded, with pairs across the periodic boundary
+  SemParams p;
+  SemSystem sys(p);
+  const Forces f = engine_forces(w, sys);
+  Config c = config_of(w);
+  const double h = 1e-5;
+  for (std::size_t i = 0; i < c.x.size(); i += 3) {
+    std::array<double*, 3> coord{&c.x[i], &c.y[i], &c.z[i]};
+    std::array<float, 3> engine{f.x[i], f.y[i], f.z[i]};
+    for (int a = 0; a < 3; ++a) {
+      const double saved = *coord[a];
+      *coord[a] = saved + h;
+      const double ep = ref_energy(c, p);
+      *coord[a] = saved - h;
+      const double em = ref_energy(c, p);
+      *coord[a] = saved;
+      const double numeric = -(ep - em) / (2 * h);
+      REQUIRE(engine[a] == Approx(numeric).epsilon(2e-3).margin(2e-3));
+    }
+  }
+}
+
+TEST_CASE("cell-list forces equal all-pairs forces on random configurations", "[sem]") {
+  for (unsigned seed = 1; seed <= 4; ++seed) {
+    const float l = seed % 2 ? 4.0f : 5.5f;
+    World w(Box{l, l, true, true, true}, 0);
+    random_tissue(w, 30 + 10 * static_cast<int>(seed), 20, 3.0f, seed);
+    SemParams p;
+    if (seed == 3) p.bin_size = 0.7;  // larger bins: more candidates, same answer
+    if (seed == 4) p.inter_cutoff = 0.1;  // a cutoff below the minimum truncates the force
+    SemSystem sys(p);
+    const Forces f = engine_forces(w, sys);
+    std::vector<double> rx, ry, rz;
+    ref_forces(config_of(w), p, rx, ry, rz, p.inter_cutoff > 0 ? p.inter_cutoff : 1e300);
+    double scale = 0;
+    const double worst = max_abs_diff(f, rx, ry, rz, scale);
+    INFO("seed " << seed << ", largest force " << scale);
+    REQUIRE(worst < 2e-5);
+    REQUIRE(scale > 0.5);  // the configuration is crowded enough to exercise repulsion
+  }
+}
+
+TEST_CASE("periodic images interact across the x/y boundary exactly as the unwrapped configuration", "[sem]") {
+  // two touching cells; unwrapped in an open box, then translated so that they straddle the corner of
+  // a periodic box
+  const std::vector<std::array<float, 3>> a{{0.0f, 0.0f, 2.0f}, {0.3f, 0.05f, 2.05f}, {0.1f, 0.28f, 1.9f},
+                                            {-0.12f, 0.15f, 2.25f}, {0.2f, -0.2f, 2.1f}};
+  const std::vector<std::array<float, 3>> b{{0.42f, 0.1f, 2.0f}, {0.65f, 0.3f, 2.1f}, {0.6f, -0.1f, 1.9f},
+                                            {0.8f, 0.12f, 2.2f}};
+  const auto build = [&](World& w, float tx, float ty) {
+    const auto ca = w.add_cell_host();
+    const auto cb = w.add_cell_host();
+    for (auto q : a) w.add_element_host(ca, q[0] + tx, q[1] + ty, q[2], kAdhesiveElement);
+    for (auto q : b) w.add_element_host(cb, q[0] + tx, q[1] + ty, q[2], 0);
+    w.commit();
+  };
+  World open(Box{0, 0, false, false, true}, 0);
+  build(open, 0.0f, 0.0f);
+  World periodic(Box{4.0f, 4.0f, true, true, true}, 0);
+  build(periodic, 3.55f, 3.9f);  // cell a spans both boundaries, b lies across x = 0 and y = 0
+  SemParams p;
+  SemSystem s_open(p), s_periodic(p);
+  const Forces fo = engine_forces(open, s_open);
+  const Forces fp = engine_forces(periodic, s_periodic);
+  double largest = 0;
+  for (std::size_t i = 0; i < fo.x.size(); ++i) {
+    REQUIRE(fp.x[i] == Approx(fo.x[i]).margin(2e-5));
+    REQUIRE(fp.y[i] == Approx(fo.y[i]).margin(2e-5));
+    REQUIRE(fp.z[i] == Approx(fo.z[i]).margin(2e-5));
+    largest = std::max(largest, std::abs(static_cast<double>(fo.x[i])));
+  }
+  REQUIRE(largest > 0.1);  // the cells do interact
+  // and a time step moves them the same way
+  for (int k = 0; k < 20; ++k) {
+    s_open.run(open, StepContext{k, 0, 0.01});
+    s_periodic.run(periodic, StepContext{k, 0, 0.01});
+  }
+  const auto po = test::positions(open), pp = test::positions(periodic);
+  for (std::size_t i = 0; i < po.x.size(); ++i) {
+    REQUIRE(test::min_image(pp.x[i] - 3.55 - po.x[i], 4.0) == Approx(0).margin(2e-5));
+    REQUIRE(test::min_image(pp.y[i] - 3.9 - po.y[i], 4.0) == Approx(0).margin(2e-5));
+    REQUIRE(pp.z[i] == Approx(po.z[i]).margin(2e-5));
+    REQUIRE(pp.x[i] >= 0.0);
+    REQUIRE(pp.x[i] < 4.0);
+  }
+}
+
+TEST_CASE("a single cell of 20 elements relaxes to a stable compact shape", "[sem]") {
+  World w(Box{0, 0, false, false, true}, 0);
+  add_ball_cell(w, 0.0f, 0.0f, 5.0f, 20, 0.6f, 0);  // far above the membrane, no adhesive elements
+  w.commit();
+  SemParams p;
+  SemSystem sys(p);
+  double energy = ref_energy(config_of(w), p);
+  const double initial_energy = energy;
+  for (int block = 0; block < 40; ++block) {
+    for (int k = 0; k < 500; ++k) sys.run(w, StepContext{k, 0, 0.01});
+    const double e = ref_energy(config_of(w), p);
+    REQUIRE(e <= energy + 1e-6);  // gradient flow: the energy never increases
+    energy = e;
+  }
+  REQUIRE(energy < initial_energy);
+  const Config before = config_of(w);
+  for (int k = 0; k < 2000; ++k) sys.run(w, StepContext{k, 0, 0.01});
+  const Config after = config_of(w);
+  // stable: nothing moves any more and no force is left
+  double moved = 0, d_min = 1e9, rg2 = 0;
+  const auto centre = test::centre_of(w, 0);
+  for (std::size_t i = 0; i < after.x.size(); ++i) {
+    moved = std::max(moved, std::abs(after.x[i] - before.x[i]) + std::abs(after.y[i] - before.y[i]) +
+                                std::abs(after.z[i] - before.z[i]));
+    rg2 += std::pow(after.x[i] - centre[0], 2) + std::pow(after.y[i] - centre[1], 2) + std::pow(after.z[i] - centre[2], 2);
+    for (std::size_t j = i + 1; j < after.x.size(); ++j)
+      d_min = std::min(d_min, std::sqrt(std::pow(after.x[i] - after.x[j], 2) + std::pow(after.y[i] - after.y[j], 2) +
+                                        std::pow(after.z[i] - after.z[j], 2)));
+  }
+  const Forces f = engine_forces(w, sys);
+  double f_max = 0;
+  for (std::size_t i = 0; i < f.x.size(); ++i) f_max = std::max({f_max, std::abs(double(f.x[i])), std::abs(double(f.y[i])), std::abs(double(f.z[i]))});
+  const double rg = std::sqrt(rg2 / static_cast<double>(after.x.size()));
+  INFO("moved " << moved << ", max force " << f_max << ", radius of gyration " << rg << ", closest pair " << d_min);
+  CHECK(moved < 1e-3);
+  CHECK(f_max < 1e-3);
+  // compact: all 190 pairs attract, so the cell is denser than the pair minimum (0.304) suggests, but the
+  // repulsive core keeps elements apart; measured: closest pair 0.148, radius of gyration 0.240
+  CHECK(d_min > 0.1);
+  CHECK(d_min < morse_minimum(p.intra));
+  CHECK(rg > 0.15);
+  CHECK(rg < 0.35);
+}
+
+TEST_CASE("two cells repel but do not pass through each other", "[sem]") {
+  World w(Box{0, 0, false, false, true}, 0);
+  add_ball_cell(w, 0.0f, 0.0f, 5.0f, 20, 0.3f, 0);
+  add_ball_cell(w, 0.4f, 0.0f, 5.0f, 20, 0.3f, 0);  // overlapping surfaces (a relaxed cell is ~0.5 wide)
+  w.commit();
+  SemParams p;
+  SemSystem sys(p);
+  auto separation = [&] {
+    w.download();
+    return test::centre_of(w, 1)[0] - test::centre_of(w, 0)[0];
+  };
+  const double d0 = separation();
+  double d = d0, d_min = d0;
+  for (int block = 0; block < 60; ++block) {
+    for (int k = 0; k < 250; ++k) sys.run(w, StepContext{k, 0, 0.01});
+    d = separation();
+    d_min = std::min(d_min, d);
+  }
+  const Config c = config_of(w);
+  const auto ca = test::centre_of(w, 0), cb = test::centre_of(w, 1);
+  int crossed = 0;  // elements beyond the other cell's centre
+  for (std::size_t i = 0; i < c.x.size(); ++i) crossed += c.cell[i] == 0 ? c.x[i] > cb[0] : c.x[i] < ca[0];
+  double closest = 1e9;
+  for (std::size_t i = 0; i < c.x.size(); ++i)
+    for (std::size_t j = 0; j < c.x.size(); ++j)
+      if (c.cell[i] == 0 && c.cell[j] == 1)
+        closest = std::min(closest, std::sqrt(std::pow(c.x[i] - c.x[j], 2) + std::pow(c.y[i] - c.y[j], 2) +
+                                              std::pow(c.z[i] - c.z[j], 2)));
+  INFO("separation " << d0 << " -> " << d << ", closest inter-cell pair " << closest << ", crossed " << crossed);
+  CHECK(crossed == 0);
+  const double range = morse_minimum(p.inter);  // the intercellular force vanishes beyond it
+  CHECK(d_min >= d0 - 1e-3);                    // they never approach
+  CHECK(d > d0 + 0.1);                          // they were pushed apart
+  CHECK(closest > 0.95 * range);                // the overlap was resolved (the force fades towards the range)
+  CHECK(d < 1.5);                               // and they stop: no force acts beyond that range
+}
+
+TEST_CASE("the RK2 step converges at second order", "[sem]") {
+  // two elements of one cell along x: the separation obeys dr/dt = 2 F_intra(r) / eta
+  const SemParams p;
+  const double r0 = 0.2, t_end = 1.0;
+  auto rhs = [&](double r) { return 2.0 * morse_force(r, p.intra) / p.friction; };
+  double r_ref = r0;  // reference: classic RK4 in double with a tiny step
+  const int fine = 20000;
+  for (int k = 0; k < fine; ++k) {
+    const double h = t_end / fine;
+    const double k1 = rhs(r_ref), k2 = rhs(r_ref + 0.5 * h * k1), k3 = rhs(r_ref + 0.5 * h * k2), k4 = rhs(r_ref + h * k3);
+    r_ref += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
+  }
+  std::vector<double> errors;
+  for (int steps : {20, 40, 80}) {
+    World w(Box{0, 0, false, false, true}, 0);
+    const auto c = w.add_cell_host();
+    w.add_element_host(c, 1.0f - static_cast<float>(r0 / 2), 0.5f, 5.0f, 0);
+    w.add_element_host(c, 1.0f + static_cast<float>(r0 / 2), 0.5f, 5.0f, 0);
+    w.commit();
+    SemSystem sys(p);
+    for (int k = 0; k < steps; ++k) sys.run(w, StepContext{k, 0, t_end / steps});
+    const auto pos = test::positions(w);
+    errors.push_back(std::abs((pos.x[1] - pos.x[0]) - r_ref));
+  }
+  const double order1 = std::log2(errors[0] / errors[1]), order2 = std::log2(errors[1] / errors[2]);
+  INFO("errors " << errors[0] << " " << errors[1] << " " << errors[2]);
+  CHECK(order1 == Approx(2.0).margin(0.15));
+  CHECK(order2 == Approx(2.0).margin(0.15));
+}
+
+TEST_CASE("adhesive elements settle at the membrane's Morse minimum; the floor holds the rest", "[sem]") {
+  World w(Box{0, 0, false, false, true}, 0);
+  const auto c = w.add_cell_host();
+  w.add_element_host(c, 0.0f, 0.0f, 0.8f, kAdhesiveElement);
+  const auto d = w.add_cell_host();
+  w.add_element_host(d, 5.0f, 0.0f, 0.0f, 0);  // on the floor, not adhesive
+  w.commit();
+  SemParams p;
+  SemSystem sys(p);
+  for (int k = 0; k < 20000; ++k) sys.run(w, StepContext{k, 0, 0.01});
+  const auto pos = test::positions(w);
+  CHECK(pos.z[0] == Approx(morse_minimum(p.adhesion)).margin(1e-3));
+  CHECK(pos.z[1] == 0.0);
+}

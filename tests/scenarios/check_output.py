@@ -1,0 +1,63 @@
+#!/usr/bin/python3
+"""Independent check of a run's ParaView output with meshio (Debian's python3-meshio).
+
+usage: check_output.py OUTPUT_DIR MIN_SNAPSHOTS SPECIES...
+Reads elements.pvd and cells.pvd, loads every .vtu they list with meshio, and checks the data against
+itself: one point per element / cell, the arrays present, cell ids consistent between the two files,
+element counts summing to the number of elements, positions inside the periodic box and above the floor.
+"""
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+import meshio
+import numpy as np
+
+
+def series(path):
+    root = ET.parse(path).getroot()
+    assert root.get("type") == "Collection", path
+    entries = [(float(d.get("timestep")), d.get("file")) for d in root.iter("DataSet")]
+    times = [t for t, _ in entries]
+    assert times == sorted(times) and len(set(times)) == len(times), f"{path}: timesteps not increasing"
+    return entries
+
+
+def main():
+    out, min_snapshots, species = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+    elements = series(os.path.join(out, "elements.pvd"))
+    cells = series(os.path.join(out, "cells.pvd"))
+    assert len(elements) >= min_snapshots, f"{len(elements)} snapshots < {min_snapshots}"
+    assert [t for t, _ in elements] == [t for t, _ in cells]
+    leftovers = [f for f in os.listdir(out) if ".tmp" in f]
+    assert not leftovers, f"temporary files left: {leftovers}"
+    for (t, ef), (_, cf) in zip(elements, cells):
+        em = meshio.read(os.path.join(out, ef))
+        cm = meshio.read(os.path.join(out, cf))
+        for m in (em, cm):
+            for name, values in m.point_data.items():
+                assert values.ndim == 1, f"{name}: scalar arrays should be one-dimensional, got {values.shape}"
+        n_el, n_cells = len(em.points), len(cm.points)
+        assert n_el > 0 and n_cells > 0
+        assert em.cells[0].type == "vertex" and len(em.cells[0].data) == n_el
+        for name in ["cell_id", "element_type", "suprabasal", *species]:
+            assert name in em.point_data, f"{ef}: no point array {name}"
+            assert len(em.point_data[name]) == n_el
+        for name in ["cell_id", "element_count", "suprabasal", *species]:
+            assert name in cm.point_data, f"{cf}: no point array {name}"
+        ids_el = np.unique(em.point_data["cell_id"])
+        ids_cells = np.sort(cm.point_data["cell_id"])
+        assert np.array_equal(ids_el, ids_cells), f"{ef}/{cf}: cell ids differ"
+        assert cm.point_data["element_count"].sum() == n_el
+        counts = np.bincount(np.searchsorted(ids_cells, em.point_data["cell_id"]), minlength=n_cells)
+        assert np.array_equal(counts, cm.point_data["element_count"]), "element counts disagree"
+        assert np.all(np.isfinite(em.points)) and em.points[:, 2].min() >= 0.0
+        assert em.points[:, 0].min() >= 0.0 and em.points[:, 1].min() >= 0.0
+        for name in species:
+            assert np.all(em.point_data[name] >= 0.0), f"negative {name}"
+        print(f"t={t:g}: {n_cells} cells, {n_el} elements, {ef} and {cf} read by meshio")
+    print("output ok")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// tissue: command-line front end. Runs and validates scenario files.
+//
+//   tissue run SCENARIO [--backend cpu|cuda] [--steps N] [--out DIR] [--every N] [--overwrite]
+//   tissue check SCENARIO
+//   tissue --version
+//
+// Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (scenario, flags); 3 numerical
+// failure (NaN/Inf); 4 compute-backend (CUDA) failure. Errors are one line on stderr.
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/io/scenario.hpp"
+#include "engine/io/tissue_output.hpp"
+#include "engine/util/progress.hpp"
+#include "engine/version.hpp"
+#include "modules/models.hpp"
+
+namespace fs = std::filesystem;
+using namespace tissue;
+
+namespace {
+
+enum ExitCode { kOk = 0, kFailure = 1, kBadInput = 2, kNumerical = 3, kBackend = 4 };
+
+std::string version_string() {
+  return std::string("tissue ") + kVersion + " (" + kGitRevision + ", backends: " + kBackends + ")";
+}
+
+struct RunOptions {
+  std::string scenario;
+  std::string backend;
+  std::optional<std::int64_t> steps;
+  std::optional<std::int64_t> every;
+  std::string out;
+  bool overwrite = false;
+};
+
+void select_backend(const std::string& name) {
+  exec::Backend b = exec::cuda_compiled() ? exec::Backend::cuda : exec::Backend::cpu;
+  if (!name.empty()) {
+    try {
+      b = exec::parse_backend(name);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--backend: ") + e.what());
+    }
+  }
+  try {
+    exec::set_backend(b);
+  } catch (const std::runtime_error& e) {
+    throw BackendError(e.what());
+  }
+}
+
+/// Throws NumericalError if any element coordinate is NaN or infinite.
+void check_finite(World& w) {
+  const std::size_t n = w.elements.size();
+  const std::size_t bad = exec::count_non_finite(Span<const float>(w.x.span().data(), n)) +
+                          exec::count_non_finite(Span<const float>(w.y.span().data(), n)) +
+                          exec::count_non_finite(Span<const float>(w.z.span().data(), n));
+  if (bad > 0)
+    throw NumericalError("step " + std::to_string(w.step) + ": " + std::to_string(bad) +
+                         " element coordinates are NaN or infinite; the time step is probably too large "
+                         "for the forces (reduce simulation.dt)");
+}
+
+void prepare_output_dir(const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec)) throw InputError("--out " + dir.string() + ": exists and is not a directory");
+    if (!fs::is_empty(dir, ec) && !overwrite)
+      throw InputError("--out " + dir.string() + ": directory exists and is not empty (use --overwrite)");
+  }
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + dir.string() + ": " + ec.message());
+}
+
+int run(const RunOptions& opt) {
+  select_backend(opt.backend);
+  const auto scenario = io::Scenario::from_file(opt.scenario);
+  auto sim = build_simulation(scenario);
+  const std::int64_t steps = opt.steps.value_or(sim->steps);
+  const std::int64_t every = opt.every.value_or(sim->output.every);
+  const fs::path out = opt.out.empty() ? fs::path("runs") / fs::path(opt.scenario).stem() : fs::path(opt.out);
+  prepare_output_dir(out, opt.overwrite);
+
+  World& w = *sim->world;
+  std::printf("%s\nmodel %s, backend %s: %s\n%zu cells, %zu elements, %lld steps of dt = %g, output every %lld "
+              "steps to %s\n",
+              version_string().c_str(), sim->model.c_str(), std::string(exec::to_string(exec::backend())).c_str(),
+              exec::device_description().c_str(), w.cells.size(), w.elements.size(), static_cast<long long>(steps),
+              sim->dt, static_cast<long long>(every), out.string().c_str());
+  std::fflush(stdout);
+
+  io::TissueWriter writer(out, sim->species_names, sim->output.elements, sim->output.cells);
+  w.download();
+  writer.write(w);
+  Progress progress(steps, ::isatty(STDERR_FILENO) != 0);
+  for (std::int64_t i = 1; i <= steps; ++i) {
+    sim->schedule.step(w, sim->dt);
+    progress.update(i);
+    if (i == steps || (every > 0 && i % every == 0)) {
+      check_finite(w);
+      w.download();
+      writer.write(w);
+    }
+  }
+  exec::synchronize();
+  progress.finish(steps);
+  std::printf("%s\n", sim->summary ? sim->summary(w).c_str() : "");
+  std::printf("wall time %.1f s, %.1f steps/s; output in %s (open elements.pvd or cells.pvd in ParaView)\n",
+              progress.elapsed(), progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0,
+              out.string().c_str());
+  return kOk;
+}
+
+int check(const std::string& path) {
+  const auto scenario = io::Scenario::from_file(path);
+  auto sim = build_simulation(scenario);
+  std::printf("%s: valid %s scenario, %zu cells, %zu elements, %lld steps of dt = %g\n%s", path.c_str(),
+              sim->model.c_str(), sim->world->cells.size(), sim->world->elements.size(),
+              static_cast<long long>(sim->steps), sim->dt, sim->schedule.describe().c_str());
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tissue: multiscale tissue simulation on GPUs and CPUs"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1);
+
+  RunOptions opt;
+  auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
+  run_cmd->add_option("scenario", opt.scenario, "scenario file (TOML)")->required();
+  run_cmd->add_option("--backend", opt.backend, "cpu or cuda (default: cuda when compiled in, else cpu)");
+  const auto non_negative = CLI::Validator(
+      [](std::string& v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                                      ? std::string() : "must be a non-negative integer, got '" + v + "'"; },
+      "INT>=0");
+  run_cmd->add_option("--steps", opt.steps, "number of steps (overrides simulation.steps)")->check(non_negative);
+  run_cmd->add_option("--every", opt.every, "output every N steps (overrides output.every; 0: first and last)")
+      ->check(non_negative);
+  run_cmd->add_option("--out", opt.out, "output directory (default: runs/<scenario name>)");
+  run_cmd->add_flag("--overwrite", opt.overwrite, "write into an existing non-empty output directory");
+
+  std::string check_path;
+  auto* check_cmd = app.add_subcommand("check", "validate a scenario and print its schedule; runs nothing");
+  check_cmd->add_option("scenario", check_path, "scenario file (TOML)")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "tissue: error: %s (see tissue --help)\n", e.what());
+    return kBadInput;
+  }
+  try {
+    if (*run_cmd) return run(opt);
+    if (*check_cmd) return check(check_path);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "tissue: error: %s\n", e.what());
+    return kBadInput;
+  } catch (const NumericalError& e) {
+    std::fprintf(stderr, "tissue: numerical failure: %s\n", e.what());
+    return kNumerical;
+  } catch (const BackendError& e) {
+    std::fprintf(stderr, "tissue: backend failure: %s\n", e.what());
+    return kBackend;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tissue: error: %s\n", e.what());
+    return kFailure;
+  }
+  return kFailure;
+}
