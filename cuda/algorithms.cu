@@ -1,4 +1,5 @@
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_scan.cuh>
 
 #include <string>
 
@@ -30,6 +31,24 @@ int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* v
   check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0, clamp_bits(key_bits)),
         "cub radix sort");
   return keys.selector;
+}
+
+namespace {
+struct MaxOp {
+  __device__ std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a < b ? b : a; }
+};
+}  // namespace
+
+std::size_t inclusive_max_scan_temp_bytes(std::size_t n) {
+  std::size_t bytes = 0;
+  check(cub::DeviceScan::InclusiveScan(nullptr, bytes, static_cast<std::int32_t*>(nullptr),
+                                       static_cast<std::int32_t*>(nullptr), MaxOp{}, static_cast<int>(n)),
+        "cub scan (sizing)");
+  return bytes;
+}
+
+void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes) {
+  check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)), "cub scan");
 }
 
 }  // namespace tissue::cuda

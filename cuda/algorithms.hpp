@@ -18,4 +18,11 @@ std::size_t radix_sort_pairs_temp_bytes(std::size_t n, int key_bits);
 int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* values0, std::int32_t* values1,
                      std::size_t n, int key_bits, void* temp, std::size_t temp_bytes);
 
+/// Bytes of temporary storage inclusive_max_scan needs for n values.
+std::size_t inclusive_max_scan_temp_bytes(std::size_t n);
+
+/// In-place inclusive scan with max over n int32 values (cub::DeviceScan::InclusiveScan), using `temp`
+/// (at least inclusive_max_scan_temp_bytes(n) bytes). @throws BackendError on failure.
+void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes);
+
 }  // namespace tissue::cuda

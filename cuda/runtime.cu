@@ -39,6 +39,14 @@ std::string device_name() {
          std::to_string(p.totalGlobalMem / (1024ull * 1024ull * 1024ull)) + " GiB)";
 }
 
+double peak_bandwidth_gbs() {
+  int dev = 0, clock_khz = 0, bus_bits = 0;
+  check(cudaGetDevice(&dev), "cudaGetDevice");
+  check(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, dev), "memory clock");
+  check(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev), "memory bus width");
+  return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+}
+
 void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
 
 void* device_allocate(std::size_t bytes) {

@@ -15,6 +15,8 @@ int device_count() noexcept;
 void initialize();
 /// "NAME (sm_XY, N SMs, M GiB)" of the current device.
 std::string device_name();
+/// Theoretical DRAM bandwidth of the current device [GB/s]: 2 x memory clock x bus width.
+double peak_bandwidth_gbs();
 /// cudaDeviceSynchronize, with error check.
 void synchronize();
 

@@ -3,6 +3,7 @@
 #include "engine/exec/algorithms.hpp"
 
 #include <thrust/count.h>
+#include <thrust/scan.h>
 #include <thrust/functional.h>
 #include <thrust/reduce.h>
 #include <thrust/sort.h>
@@ -80,6 +81,38 @@ void RadixSorter::sort(std::size_t n, int key_bits) {
     thrust::stable_sort_by_key(thrust::seq, keys_[0].data(), keys_[0].data() + n, values_[0].data());
   else
     thrust::stable_sort_by_key(thrust::omp::par, keys_[0].data(), keys_[0].data() + n, values_[0].data());
+}
+
+namespace {
+/// starts[k + 1] = s + 1 where s is the last entry of the run of key k.
+struct RunEnds {
+  Span<const std::uint32_t> keys;
+  Span<std::int32_t> starts;
+  TISSUE_HD void operator()(std::size_t s) const {
+    if (s + 1 == keys.size() || keys[s + 1] != keys[s]) starts[keys[s] + 1] = static_cast<std::int32_t>(s + 1);
+  }
+};
+struct MaxInt {
+  TISSUE_HD std::int32_t operator()(std::int32_t a, std::int32_t b) const { return a < b ? b : a; }
+};
+}  // namespace
+
+void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts, DeviceBuffer<unsigned char>& temp) {
+  zero_bytes(starts.data(), backend(), starts.size() * sizeof(std::int32_t));
+  parallel_for(sorted_keys.size(), RunEnds{sorted_keys, starts});
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+    const std::size_t bytes = cuda::inclusive_max_scan_temp_bytes(starts.size());
+    temp.ensure(bytes);
+    cuda::inclusive_max_scan(starts.data(), starts.size(), temp.data(), bytes);
+    return;
+  }
+#endif
+  (void)temp;
+  with_policy(starts.size(), [&](auto policy) {
+    thrust::inclusive_scan(policy, starts.begin(), starts.end(), starts.begin(), MaxInt{});
+    return 0;
+  });
 }
 
 double sum(Span<const float> x) {

@@ -61,6 +61,13 @@ std::string device_description() {
   return "CPU, " + std::to_string(cpu_threads()) + " OpenMP thread(s)";
 }
 
+double peak_bandwidth_gbs() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) return cuda::peak_bandwidth_gbs();
+#endif
+  return 0.0;
+}
+
 void synchronize() {
 #if defined(TISSUE_BACKEND_CUDA)
   if (g_backend == Backend::cuda) cuda::synchronize();

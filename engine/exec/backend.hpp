@@ -38,6 +38,9 @@ Backend parse_backend(std::string_view name);
 /// 132 SMs)" or "CPU, 16 OpenMP threads".
 std::string device_description();
 
+/// Theoretical memory bandwidth of the active backend's device [GB/s]; 0 when unknown (CPU backend).
+double peak_bandwidth_gbs();
+
 /// Waits until all work queued on the active backend has finished (no-op on the CPU backend).
 void synchronize();
 

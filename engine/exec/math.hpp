@@ -14,6 +14,15 @@ TISSUE_HD inline float log(float x) { return ::logf(x); }
 TISSUE_HD inline double log(double x) { return ::log(x); }
 TISSUE_HD inline float sqrt(float x) { return ::sqrtf(x); }
 TISSUE_HD inline double sqrt(double x) { return ::sqrt(x); }
+/// 1 / sqrt(x): the hardware approximation on the device (2 ulp), 1 / sqrtf(x) on the host.
+TISSUE_HD inline float rsqrt(float x) {
+#if TISSUE_ON_DEVICE
+  return ::rsqrtf(x);
+#else
+  return 1.0f / ::sqrtf(x);
+#endif
+}
+TISSUE_HD inline double rsqrt(double x) { return 1.0 / ::sqrt(x); }
 TISSUE_HD inline float pow(float x, float y) { return ::powf(x, y); }
 TISSUE_HD inline double pow(double x, double y) { return ::pow(x, y); }
 TISSUE_HD inline float floor(float x) { return ::floorf(x); }

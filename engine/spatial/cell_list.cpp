@@ -40,20 +40,14 @@ struct BinKeys {
   }
 };
 
-/// For sorted point s: bin range boundaries and the sorted copy of position and tag.
-struct BinRanges {
-  Span<const std::uint32_t> keys;
+/// For sorted point s: the sorted copy of position and tag.
+struct GatherSorted {
   Span<const std::int32_t> order;
   Span<const float> x, y, z;
   Span<const std::int32_t> tag;
-  std::size_t n;
-  Span<std::int32_t> start, end;
   Span<PointTag> points;
   Span<std::int32_t> index;
   TISSUE_HD void operator()(std::size_t s) const {
-    const std::uint32_t k = keys[s];
-    if (s == 0 || keys[s - 1] != k) start[k] = static_cast<std::int32_t>(s);
-    if (s + 1 == n || keys[s + 1] != k) end[k] = static_cast<std::int32_t>(s + 1);
     const auto i = static_cast<std::size_t>(order[s]);
     points[s] = PointTag{x[i], y[i], z[i], tag.empty() ? order[s] : tag[i]};
     index[s] = order[s];
@@ -81,21 +75,20 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
   sorter_.reserve(n);
   points_.ensure(n);
   index_.ensure(n);
-  bin_start_.ensure(bins);
-  bin_end_.ensure(bins);
-  bin_start_.zero();
-  bin_end_.zero();
-  if (n == 0) return;
-
+  bin_start_.ensure(bins + 1);
+  if (n == 0) {
+    bin_start_.zero();
+    return;
+  }
   exec::parallel_for(n, BinKeys{x, y, z, g, sorter_.keys(), sorter_.values()});
   sorter_.sort(n, key_bits_);
-  exec::parallel_for(n, BinRanges{sorter_.sorted_keys(), sorter_.sorted_values(), x, y, z, tag, n,
-                                  bin_start_.span(), bin_end_.span(), points_.span(), index_.span()});
+  exec::bin_starts(sorter_.sorted_keys().subspan(0, n), bin_start_.span().subspan(0, bins + 1), scan_temp_);
+  exec::parallel_for(n, GatherSorted{sorter_.sorted_values(), x, y, z, tag, points_.span(), index_.span()});
 }
 
 CellList::View CellList::view() const {
-  return View{grid_, points_.span().subspan(0, n_), index_.span().subspan(0, n_), bin_start_.span(),
-              bin_end_.span()};
+  return View{grid_, points_.span().subspan(0, n_), index_.span().subspan(0, n_),
+              bin_start_.span().subspan(0, grid_.bin_count() + 1)};
 }
 
 }  // namespace tissue

@@ -42,10 +42,8 @@ struct CellGrid {
     i %= n[a];
     return i < 0 ? i + n[a] : i;
   }
-  TISSUE_HD int wrap(int i, int a) const {
-    i %= n[a];
-    return i < 0 ? i + n[a] : i;
-  }
+  /// Wraps a bin coordinate that is at most one bin outside [0, n) (neighbour offsets are -1..1).
+  TISSUE_HD int wrap(int i, int a) const { return i < 0 ? i + n[a] : (i >= n[a] ? i - n[a] : i); }
   TISSUE_HD std::uint32_t bin(int ix, int iy, int iz) const {
     return static_cast<std::uint32_t>((static_cast<std::int64_t>(iz) * n[1] + iy) * n[0] + ix);
   }
@@ -57,23 +55,30 @@ class CellList {
   /// What kernels hold (by value) to iterate over candidate neighbours.
   struct View {
     CellGrid grid;
-    Span<const PointTag> points;       ///< sorted points, bin by bin
-    Span<const std::int32_t> index;    ///< original index of sorted point s
-    Span<const std::int32_t> bin_start;  ///< first sorted point of each bin
-    Span<const std::int32_t> bin_end;    ///< one past the last
+    Span<const PointTag> points;         ///< sorted points, bin by bin
+    Span<const std::int32_t> index;      ///< original index of sorted point s
+    Span<const std::int32_t> bin_start;  ///< bin b is [bin_start[b], bin_start[b + 1]); bins + 1 entries
 
     /// Calls f(s, point) for every sorted point s in the bins around (px, py, pz), in a fixed order.
     /// Candidates include far points (aliasing) and the query point itself; f must test distances.
+    /// The three x-neighbouring bins of a row are one contiguous range unless the row wraps.
     template <class F>
     TISSUE_HD void for_each_candidate(float px, float py, float pz, F&& f) const {
       const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
+      const bool run = grid.offset_lo[0] == -1 && cx >= 1 && cx + 1 < grid.n[0];
       for (int dz = grid.offset_lo[2]; dz <= grid.offset_hi[2]; ++dz) {
         const int iz = grid.wrap(cz + dz, 2);
         for (int dy = grid.offset_lo[1]; dy <= grid.offset_hi[1]; ++dy) {
-          const int iy = grid.wrap(cy + dy, 1);
+          const std::uint32_t row = grid.bin(0, grid.wrap(cy + dy, 1), iz);
+          if (run) {
+            const int end = bin_start[row + static_cast<std::uint32_t>(cx + 2)];
+            for (int s = bin_start[row + static_cast<std::uint32_t>(cx - 1)]; s < end; ++s)
+              f(s, points[static_cast<std::size_t>(s)]);
+            continue;
+          }
           for (int dx = grid.offset_lo[0]; dx <= grid.offset_hi[0]; ++dx) {
-            const std::uint32_t b = grid.bin(grid.wrap(cx + dx, 0), iy, iz);
-            const int end = bin_end[b];
+            const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(cx + dx, 0));
+            const int end = bin_start[b + 1];
             for (int s = bin_start[b]; s < end; ++s) f(s, points[static_cast<std::size_t>(s)]);
           }
         }
@@ -103,7 +108,7 @@ class CellList {
   DeviceBuffer<PointTag> points_;
   DeviceBuffer<std::int32_t> index_;
   DeviceBuffer<std::int32_t> bin_start_;
-  DeviceBuffer<std::int32_t> bin_end_;
+  DeviceBuffer<unsigned char> scan_temp_;
 };
 
 }  // namespace tissue

@@ -69,10 +69,16 @@ std::int32_t divide_cell(World& w, std::int32_t c) {
         for (std::size_t j = 0; j < 3; ++j) cov[i][j] += v[i] * v[j];
     axis = principal_axis(cov);
   }
+  // Order: adhesive elements first (the attached daughter keeps all of them, as the seed says), then by
+  // position along the axis; the first half stays with the mother.
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   const auto proj = [&](std::size_t k) { return d[k][0] * axis[0] + d[k][1] * axis[1] + d[k][2] * axis[2]; };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return proj(a) < proj(b); });
+  const auto is_adhesive = [&](std::size_t k) { return w.type.host(first + k) == kAdhesiveElement; };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (is_adhesive(a) != is_adhesive(b)) return is_adhesive(a);
+    return proj(a) < proj(b);
+  });
 
   const std::int32_t daughter = w.add_cell_host();
   const auto du = static_cast<std::size_t>(daughter);

@@ -4,9 +4,9 @@
 ///
 /// Every `growth_interval` steps each cell whose Delta is below `delta_threshold` (the basal state)
 /// gains one element at its centre. A cell that reaches `division_elements` elements divides into two
-/// halves: a cell with adhesive elements splits by height (the lower half keeps the mother's id and the
-/// adhesive types, the upper half becomes a new, non-adhesive cell); a cell without them splits
-/// across its longest axis. Both daughters get half of every species.
+/// halves: a cell with adhesive elements keeps all of them and its lowest other elements (the mother's id
+/// stays with this attached daughter), the rest becomes a new cell without adhesive elements; a cell
+/// without them splits across its longest axis. Both daughters get half of every species.
 
 #include "engine/core/world.hpp"
 #include "engine/io/scenario.hpp"
@@ -27,7 +27,8 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& table);
 void grow_and_divide(World& world, const LifecycleParams& params);
 
 /// Splits cell `c` (contiguous elements after compact_host) into two; returns the new cell's index.
-/// Lower half by z when the cell has adhesive elements, else by the principal axis of its elements.
+/// A cell with adhesive elements keeps all of them plus its lowest other elements up to half; the new
+/// cell gets the rest, as non-adhesive elements. A cell without splits across its principal axis.
 std::int32_t divide_cell(World& world, std::int32_t c);
 
 }  // namespace tissue::lifecycle

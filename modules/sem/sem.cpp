@@ -18,9 +18,9 @@ double SemParams::effective_bin_size() const {
 
 KernelParams SemParams::kernel_params() const {
   KernelParams k{};
-  k.intra = intra.as<float>();
-  k.inter = inter.as<float>();
-  k.adhesion = adhesion.as<float>();
+  k.intra = MorseForce::of(intra);
+  k.inter = MorseForce::of(inter);
+  k.adhesion = MorseForce::of(adhesion);
   k.intra_cutoff2 = intra_cutoff > 0.0 ? static_cast<float>(intra_cutoff * intra_cutoff)
                                        : std::numeric_limits<float>::infinity();
   const double rc = effective_inter_cutoff();

@@ -67,11 +67,26 @@ TISSUE_HD Real positive_morse_potential(Real r, const Morse<Real>& p) {
   return r < r_min ? morse_potential(r, p) - morse_potential(r_min, p) : Real(0);
 }
 
+/// A Morse force prepared for kernels: -dV/dr = a exp(-r k1) - b exp(-r k2) with a = u0/xi1, k1 = 1/xi1,
+/// b = w0/xi2, k2 = 1/xi2 (no divisions in the pair loop).
+struct MorseForce {
+  float a, k1, b, k2;
+  static MorseForce of(const Morse<double>& m) {
+    return {static_cast<float>(m.u0 / m.xi1), static_cast<float>(1.0 / m.xi1), static_cast<float>(m.w0 / m.xi2),
+            static_cast<float>(1.0 / m.xi2)};
+  }
+};
+
+/// -dV/dr [energy/length] from prepared coefficients; equals morse_force(r, m) to float rounding.
+TISSUE_HD inline float morse_force(float r, const MorseForce& c) {
+  return c.a * math::exp(-r * c.k1) - c.b * math::exp(-r * c.k2);
+}
+
 /// Parameters as kernels use them (single precision, squared cutoffs).
 struct KernelParams {
-  Morse<float> intra;          ///< same-cell pairs
-  Morse<float> inter;          ///< pairs of different cells (repulsive part only)
-  Morse<float> adhesion;       ///< element - basement membrane (plane z = 0), adhesive types only
+  MorseForce intra;            ///< same-cell pairs
+  MorseForce inter;            ///< pairs of different cells (repulsive part only)
+  MorseForce adhesion;         ///< element - basement membrane (plane z = 0), adhesive types only
   float intra_cutoff2;         ///< squared cutoff for same-cell pairs [length^2] (infinity = none)
   float inter_cutoff2;         ///< squared cutoff for other-cell pairs [length^2]
   float mobility;              ///< 1 / friction [length/(force time)]
@@ -105,8 +120,8 @@ struct ElementForce {
       const float dz = pz - z[kk];
       const float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 >= p.intra_cutoff2 || r2 <= 0.0f) continue;
-      const float r = math::sqrt(r2);
-      const float s = morse_force(r, p.intra) / r;
+      const float r_inv = math::rsqrt(r2);
+      const float s = morse_force(r2 * r_inv, p.intra) * r_inv;
       f.x += s * dx;
       f.y += s * dy;
       f.z += s * dz;
@@ -119,8 +134,9 @@ struct ElementForce {
       const float dz = pz - q.z;
       const float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 >= p.inter_cutoff2 || r2 <= 0.0f) return;
-      const float r = math::sqrt(r2);
-      const float s = positive_morse_force(r, p.inter) / r;
+      const float r_inv = math::rsqrt(r2);
+      const float magnitude = morse_force(r2 * r_inv, p.inter);
+      const float s = magnitude > 0.0f ? magnitude * r_inv : 0.0f;  // repulsive part only (positive Morse)
       f.x += s * dx;
       f.y += s * dy;
       f.z += s * dz;

@@ -62,6 +62,24 @@ TEST_CASE("RadixSorter sorts pairs stably by the low key bits", "[exec]") {
   }
 }
 
+TEST_CASE("bin_starts gives every bin, empty ones included, the lower bound of its key", "[exec]") {
+  std::mt19937 rng(11);
+  for (std::size_t n : {1u, 7u, 5000u}) {
+    const std::uint32_t bins = 3000;  // sparse and dense runs, empty first and last bins
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = 1 + (rng() % (bins - 2));
+    std::sort(keys.begin(), keys.end());
+    DeviceBuffer<std::uint32_t> k;
+    k.assign(keys);
+    DeviceBuffer<std::int32_t> starts(bins + 1);
+    DeviceBuffer<unsigned char> temp;
+    exec::bin_starts(k.span(), starts.span(), temp);
+    const auto got = starts.to_host();
+    for (std::uint32_t b = 0; b <= bins; ++b)
+      REQUIRE(got[b] == std::lower_bound(keys.begin(), keys.end(), b) - keys.begin());
+  }
+}
+
 TEST_CASE("reductions match a host evaluation", "[exec]") {
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-5.0f, 5.0f);

@@ -47,6 +47,29 @@ TEST_CASE("a cell divides at 40 elements into 20 + 20 with halved species", "[li
   CHECK(w.check_consistency().empty());
 }
 
+TEST_CASE("the attached daughter keeps every adhesive element even when others lie lower", "[lifecycle]") {
+  World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
+  const auto c = w.add_cell_host();
+  // 10 adhesive elements at the membrane's Morse minimum, 30 others of which 15 are pressed below them
+  for (int k = 0; k < 10; ++k) w.add_element_host(c, 0.1f * static_cast<float>(k), 0.0f, 0.3f, kAdhesiveElement);
+  for (int k = 0; k < 30; ++k)
+    w.add_element_host(c, 0.1f * static_cast<float>(k % 10), 0.2f, k < 15 ? 0.1f : 0.5f + 0.01f * static_cast<float>(k), 0);
+  w.compact_host();
+  const auto d = lifecycle::divide_cell(w, c);
+  w.commit();
+  REQUIRE(w.check_consistency().empty());
+  int adhesive[2] = {0, 0}, below[2] = {0, 0};
+  for (std::size_t e = 0; e < w.elements.size(); ++e) {
+    const int k = w.cell.host(e) == d ? 1 : 0;
+    adhesive[k] += w.type.host(e) == kAdhesiveElement;
+    below[k] += w.z.host(e) < 0.2f;
+  }
+  CHECK(w.count.host(0) == 20);
+  CHECK(adhesive[0] == 10);
+  CHECK(adhesive[1] == 0);
+  CHECK(below[0] == 10);  // the rest of the attached half is the lowest non-adhesive elements
+}
+
 TEST_CASE("only cells with Delta below the threshold grow, by one element at their centre", "[lifecycle]") {
   World w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
   sem::add_ball_cell(w, 2.0f, 2.0f, 0.6f, 20, 0.5f, 10);

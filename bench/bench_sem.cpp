@@ -1,0 +1,119 @@
+// SEM throughput: RK2 steps of subcellular-element mechanics on a packed multilayer tissue slab.
+//
+//   bench_sem [--backend cpu|cuda] [--elements N ...] [--steps K] [--bandwidth GB/s]
+//
+// Prints, per size: element-steps per second, time per step with its split into cell-list builds and
+// force stages, and the ratio of the time to a memory-traffic floor (bytes that must stream through
+// DRAM per step, over the device's bandwidth). Results for the GPU go into BENCHMARKS.md.
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/error.hpp"
+#include "modules/sem/sem.hpp"
+#include "modules/sem/sem_layout.hpp"
+
+using namespace tissue;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// Cells of 20 elements on a cubic lattice of pitch 0.6 (the density of the packed epidermis), four
+/// layers thick, periodic in x and y; a quarter of the bottom layer's elements adhere to the membrane.
+std::unique_ptr<World> make_slab(std::size_t target_elements) {
+  const int per_cell = 20, layers = 4;
+  const float pitch = 0.6f;
+  const auto cells = static_cast<double>(target_elements) / per_cell;
+  const int side = std::max(4, static_cast<int>(std::lround(std::sqrt(cells / layers))));
+  Box box;
+  box.lx = box.ly = static_cast<float>(side) * pitch;
+  auto w = std::make_unique<World>(box, 0);
+  w->cells.reserve(static_cast<std::size_t>(side) * side * layers);
+  w->elements.reserve(static_cast<std::size_t>(side) * side * layers * per_cell);
+  for (int k = 0; k < layers; ++k)
+    for (int j = 0; j < side; ++j)
+      for (int i = 0; i < side; ++i)
+        sem::add_ball_cell(*w, (static_cast<float>(i) + 0.5f) * pitch, (static_cast<float>(j) + 0.5f) * pitch,
+                           0.3f + static_cast<float>(k) * pitch, per_cell, 0.3f, k == 0 ? 5 : 0);
+  w->commit();
+  return w;
+}
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"SEM throughput benchmark"};
+  std::string backend = exec::cuda_compiled() ? "cuda" : "cpu";
+  std::vector<std::size_t> sizes{100000, 1000000};
+  int steps = 0;
+  double bandwidth = 0;
+  app.add_option("--backend", backend, "cpu or cuda");
+  app.add_option("--elements", sizes, "element counts to run");
+  app.add_option("--steps", steps, "timed RK2 steps per size (default: 200 on cuda, 5 on cpu)");
+  app.add_option("--bandwidth", bandwidth, "memory bandwidth in GB/s for the floor (default: the device's "
+                                           "theoretical peak on cuda; 40 on cpu)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    exec::set_backend(exec::parse_backend(backend));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_sem: %s\n", e.what());
+    return 4;
+  }
+  const bool gpu = exec::backend() == exec::Backend::cuda;
+  if (steps <= 0) steps = gpu ? 200 : 5;
+  if (bandwidth <= 0) bandwidth = gpu ? exec::peak_bandwidth_gbs() : 40.0;
+  std::printf("backend %s: %s, floor at %.0f GB/s\n", backend.c_str(), exec::device_description().c_str(),
+              bandwidth);
+  std::printf("%10s %8s %12s %10s %10s %10s %12s %10s\n", "elements", "steps", "elem-steps/s", "ms/step",
+              "build ms", "force ms", "floor ms", "time/floor");
+  for (std::size_t target : sizes) {
+    auto world = make_slab(target);
+    World& w = *world;
+    const std::size_t n = w.elements.size();
+    sem::SemParams params;
+    sem::SemSystem sem(params);
+    const double dt = 0.01;
+    for (int k = 0; k < 20; ++k) sem.run(w, StepContext{k, 0, dt});  // warm-up: allocations, relaxation
+    exec::synchronize();
+
+    const auto t0 = Clock::now();
+    for (int k = 0; k < steps; ++k) sem.run(w, StepContext{k, 0, dt});
+    exec::synchronize();
+    const double per_step = seconds_since(t0) / steps;
+
+    // split: time the cell-list builds and the force stages separately (synchronised, so slower)
+    DeviceBuffer<float> fx(n), fy(n), fz(n);
+    const int probe = std::max(1, steps / 10);
+    auto t1 = Clock::now();
+    for (int k = 0; k < probe; ++k) sem.compute_forces(w, fx.span(), fy.span(), fz.span());
+    exec::synchronize();
+    const double build_plus_force = seconds_since(t1) / probe;
+    CellList list;
+    t1 = Clock::now();
+    for (int k = 0; k < probe; ++k)
+      list.build(w.x.span(), w.y.span(), w.z.span(), w.cell.span(), n, w.box,
+                 static_cast<float>(params.effective_bin_size()), static_cast<float>(params.z_extent));
+    exec::synchronize();
+    const double build = seconds_since(t1) / probe;
+
+    // memory-traffic floor per RK2 step (two stages), bytes that must stream through DRAM per element:
+    //   keys: read x,y,z (12) write key+index (8); radix sort: 3 passes over 8-byte pairs read+write (48);
+    //   bin ranges + sorted copy: read keys, order, x, y, z, cell (24) write point+index (20);
+    //   force stage: read x, y, z, type, cell, base x, y, z (32) write 3 floats (12), neighbours cached.
+    const double bytes_per_element_stage = 12 + 8 + 48 + 24 + 20 + 32 + 12;
+    const double floor = 2.0 * bytes_per_element_stage * static_cast<double>(n) / (bandwidth * 1e9);
+    std::printf("%10zu %8d %12.3e %10.3f %10.3f %10.3f %12.4f %10.1f\n", n, steps,
+                static_cast<double>(n) / per_step, 1e3 * per_step, 2e3 * build,
+                2e3 * (build_plus_force - build), 1e3 * floor, per_step / floor);
+  }
+  std::printf("(build and force: per step, i.e. two stages, timed separately with synchronisation)\n");
+  return 0;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
+# the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
+# short table at the end. Details go to $OUT.
+#   usage: bench/gpu_session.sh [all|tests|bench|epidermis]...
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu-out}
+mkdir -p "$OUT"
+repo=$PWD
+parts=${*:-all}
+src=$(cat .gpu/source_dir)
+# CTest files and test binaries refer to the source tree by its path on the build machine
+if [ ! -e "$src" ]; then mkdir -p "$(dirname "$src")" && ln -s "$repo" "$src"; fi
+source .gpu/env.sh
+export PYTHONPATH="$repo/.gpu/py${PYTHONPATH:+:$PYTHONPATH}"
+# Debian's /usr/bin/python3 is not there; the image's python3 has numpy
+grep -rl --include=CTestTestfile.cmake /usr/bin/python3 .gpu/build | xargs -r sed -i 's#/usr/bin/python3#python3#g'
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+cd .gpu/build
+summary=()
+want() { [[ " $parts " == *" all "* || " $parts " == *" $1 "* ]]; }
+
+if want tests; then
+  start=$SECONDS
+  ctest --output-on-failure -j8 > "$OUT/ctest.log" 2>&1
+  rc=$?
+  summary+=("tests: rc=$rc, $(grep -E 'tests passed' "$OUT/ctest.log"), $((SECONDS - start)) s")
+  grep -E "^\s*[0-9]+ - |tests passed" "$OUT/ctest.log" | tail -15
+fi
+if want bench; then
+  ./bench/bench_sem --backend cuda --elements 100000 1000000 --steps 200 2>&1 | tee "$OUT/bench_sem.txt"
+  summary+=("bench_sem: $(grep -E '^ +[0-9]' "$OUT/bench_sem.txt" | awk '{printf "%s el: %s el-steps/s %s ms/step; ", $1, $3, $4}')")
+fi
+if want epidermis; then
+  rm -rf /tmp/epidermis
+  /usr/bin/time -f "%e s wall" ./tools/tissue run "$src/scenarios/epidermis.toml" --backend cuda --every 10000 \
+    --out /tmp/epidermis > "$OUT/epidermis.log" 2>&1
+  rc=$?
+  cp /tmp/epidermis/cells_000130000.vtu "$OUT/" 2>/dev/null
+  cp /tmp/epidermis/cells.pvd "$OUT/" 2>/dev/null
+  tail -6 "$OUT/epidermis.log"
+  summary+=("epidermis: rc=$rc; $(grep -E '^cells|^layers|wall' "$OUT/epidermis.log" | tr '\n' ' ')")
+fi
+echo "==== summary ===="
+printf '%s\n' "${summary[@]}"

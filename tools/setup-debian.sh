@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing tissue needs on Debian 12 (bookworm), from Debian's packages only.
+# Idempotent: packages already present are left alone. Uses sudo when not run as root.
+set -euo pipefail
+packages=(
+  cmake ninja-build g++ git
+  libthrust-dev libcub-dev          # Thrust/CUB (CPU backend: Thrust's OpenMP device system)
+  librandom123-dev                  # Philox counter-based random numbers
+  libtomlplusplus-dev               # scenario files (toml++)
+  libcli11-dev                      # command-line options
+  catch2                            # tests (Catch2 v2)
+  python3-meshio python3-numpy      # independent reader of the VTK output in the tests
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
