@@ -45,7 +45,9 @@ std::unique_ptr<World> make_slab(std::size_t target_elements) {
   return w;
 }
 
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
 }  // namespace
 
@@ -58,8 +60,9 @@ int main(int argc, char** argv) {
   app.add_option("--backend", backend, "cpu or cuda");
   app.add_option("--elements", sizes, "element counts to run");
   app.add_option("--steps", steps, "timed RK2 steps per size (default: 200 on cuda, 5 on cpu)");
-  app.add_option("--bandwidth", bandwidth, "memory bandwidth in GB/s for the floor (default: the device's "
-                                           "theoretical peak on cuda; 40 on cpu)");
+  app.add_option("--bandwidth", bandwidth,
+                 "memory bandwidth in GB/s for the floor (default: the device's "
+                 "theoretical peak on cuda; 40 on cpu)");
   CLI11_PARSE(app, argc, argv);
   try {
     exec::set_backend(exec::parse_backend(backend));

@@ -37,7 +37,8 @@ if want epidermis; then
     --out /tmp/epidermis > "$OUT/epidermis.log" 2>&1
   rc=$?
   cp /tmp/epidermis/cells_000130000.vtu "$OUT/" 2>/dev/null
-  cp /tmp/epidermis/cells.pvd "$OUT/" 2>/dev/null
+  python3 "$src/tools/epidermis_timeline.py" /tmp/epidermis > "$OUT/epidermis_timeline.txt" 2>&1
+  cat "$OUT/epidermis_timeline.txt"
   tail -6 "$OUT/epidermis.log"
   summary+=("epidermis: rc=$rc; $(grep -E '^cells|^layers|wall' "$OUT/epidermis.log" | tr '\n' ' ')")
 fi

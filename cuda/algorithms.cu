@@ -9,7 +9,9 @@
 namespace tissue::cuda {
 
 namespace {
-int clamp_bits(int key_bits) { return key_bits < 1 ? 1 : (key_bits > 32 ? 32 : key_bits); }
+int clamp_bits(int key_bits) {
+  return key_bits < 1 ? 1 : (key_bits > 32 ? 32 : key_bits);
+}
 void check(cudaError_t err, const char* what) {
   if (err != cudaSuccess) throw BackendError(std::string(what) + ": " + cudaGetErrorString(err));
 }
@@ -19,7 +21,8 @@ std::size_t radix_sort_pairs_temp_bytes(std::size_t n, int key_bits) {
   cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr);
   cub::DoubleBuffer<std::int32_t> values(nullptr, nullptr);
   std::size_t bytes = 0;
-  check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, static_cast<int>(n), 0, clamp_bits(key_bits)),
+  check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, keys, values, static_cast<int>(n), 0,
+                                        clamp_bits(key_bits)),
         "cub radix sort (sizing)");
   return bytes;
 }
@@ -28,7 +31,8 @@ int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* v
                      std::size_t n, int key_bits, void* temp, std::size_t temp_bytes) {
   cub::DoubleBuffer<std::uint32_t> keys(keys0, keys1);
   cub::DoubleBuffer<std::int32_t> values(values0, values1);
-  check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0, clamp_bits(key_bits)),
+  check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0,
+                                        clamp_bits(key_bits)),
         "cub radix sort");
   return keys.selector;
 }
@@ -48,7 +52,8 @@ std::size_t inclusive_max_scan_temp_bytes(std::size_t n) {
 }
 
 void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes) {
-  check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)), "cub scan");
+  check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)),
+        "cub scan");
 }
 
 }  // namespace tissue::cuda

@@ -47,31 +47,44 @@ double peak_bandwidth_gbs() {
   return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 }
 
-void synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void synchronize() {
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
 
 void* device_allocate(std::size_t bytes) {
   void* p = nullptr;
   const cudaError_t err = cudaMalloc(&p, bytes);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    throw BackendError("cudaMalloc of " + std::to_string(bytes) + " bytes failed: " + cudaGetErrorString(err));
+    throw BackendError("cudaMalloc of " + std::to_string(bytes) +
+                       " bytes failed: " + cudaGetErrorString(err));
   }
   return p;
 }
 
-void device_free(void* ptr) noexcept { cudaFree(ptr); }
+void device_free(void* ptr) noexcept {
+  cudaFree(ptr);
+}
 
 void copy(void* dst, bool dst_device, const void* src, bool src_device, std::size_t bytes) {
   cudaMemcpyKind kind = cudaMemcpyDefault;
-  if (dst_device && src_device) kind = cudaMemcpyDeviceToDevice;
-  else if (dst_device) kind = cudaMemcpyHostToDevice;
-  else if (src_device) kind = cudaMemcpyDeviceToHost;
-  else kind = cudaMemcpyHostToHost;
+  if (dst_device && src_device)
+    kind = cudaMemcpyDeviceToDevice;
+  else if (dst_device)
+    kind = cudaMemcpyHostToDevice;
+  else if (src_device)
+    kind = cudaMemcpyDeviceToHost;
+  else
+    kind = cudaMemcpyHostToHost;
   check(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
 }
 
-void zero(void* ptr, std::size_t bytes) { check(cudaMemset(ptr, 0, bytes), "cudaMemset"); }
+void zero(void* ptr, std::size_t bytes) {
+  check(cudaMemset(ptr, 0, bytes), "cudaMemset");
+}
 
-void check_last_launch(const char* what) { check(cudaGetLastError(), what); }
+void check_last_launch(const char* what) {
+  check(cudaGetLastError(), what);
+}
 
 }  // namespace tissue::cuda

@@ -4,7 +4,9 @@
 
 namespace tissue {
 
-std::vector<std::string> model_names() { return {"epidermis"}; }
+std::vector<std::string> model_names() {
+  return {"epidermis"};
+}
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   const auto root = scenario.root();

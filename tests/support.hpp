@@ -11,7 +11,9 @@
 namespace tissue::test {
 
 /// Minimum image of d for period L (no-op when L <= 0).
-inline double min_image(double d, double period) { return period > 0 ? d - period * std::floor(d / period + 0.5) : d; }
+inline double min_image(double d, double period) {
+  return period > 0 ? d - period * std::floor(d / period + 0.5) : d;
+}
 
 /// Host copy of element positions (download first).
 struct Positions {
@@ -39,7 +41,8 @@ inline std::vector<double> centre_of(World& w, std::size_t c) {
     sy += min_image(w.y.host(e) - w.y.host(f), ly);
     sz += w.z.host(e);
   }
-  return {w.x.host(f) + sx / static_cast<double>(n), w.y.host(f) + sy / static_cast<double>(n), sz / static_cast<double>(n)};
+  return {w.x.host(f) + sx / static_cast<double>(n), w.y.host(f) + sy / static_cast<double>(n),
+          sz / static_cast<double>(n)};
 }
 
 }  // namespace tissue::test

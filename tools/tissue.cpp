@@ -75,7 +75,8 @@ void check_finite(World& w) {
 void prepare_output_dir(const fs::path& dir, bool overwrite) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec)) throw InputError("--out " + dir.string() + ": exists and is not a directory");
+    if (!fs::is_directory(dir, ec))
+      throw InputError("--out " + dir.string() + ": exists and is not a directory");
     if (!fs::is_empty(dir, ec) && !overwrite)
       throw InputError("--out " + dir.string() + ": directory exists and is not empty (use --overwrite)");
   }
@@ -93,11 +94,12 @@ int run(const RunOptions& opt) {
   prepare_output_dir(out, opt.overwrite);
 
   World& w = *sim->world;
-  std::printf("%s\nmodel %s, backend %s: %s\n%zu cells, %zu elements, %lld steps of dt = %g, output every %lld "
-              "steps to %s\n",
-              version_string().c_str(), sim->model.c_str(), std::string(exec::to_string(exec::backend())).c_str(),
-              exec::device_description().c_str(), w.cells.size(), w.elements.size(), static_cast<long long>(steps),
-              sim->dt, static_cast<long long>(every), out.string().c_str());
+  std::printf(
+      "%s\nmodel %s, backend %s: %s\n%zu cells, %zu elements, %lld steps of dt = %g, output every %lld "
+      "steps to %s\n",
+      version_string().c_str(), sim->model.c_str(), std::string(exec::to_string(exec::backend())).c_str(),
+      exec::device_description().c_str(), w.cells.size(), w.elements.size(), static_cast<long long>(steps),
+      sim->dt, static_cast<long long>(every), out.string().c_str());
   std::fflush(stdout);
 
   io::TissueWriter writer(out, sim->species_names, sim->output.elements, sim->output.cells);
@@ -117,7 +119,8 @@ int run(const RunOptions& opt) {
   progress.finish(steps);
   std::printf("%s\n", sim->summary ? sim->summary(w).c_str() : "");
   std::printf("wall time %.1f s, %.1f steps/s; output in %s (open elements.pvd or cells.pvd in ParaView)\n",
-              progress.elapsed(), progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0,
+              progress.elapsed(),
+              progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0,
               out.string().c_str());
   return kOk;
 }
@@ -143,11 +146,16 @@ int main(int argc, char** argv) {
   run_cmd->add_option("scenario", opt.scenario, "scenario file (TOML)")->required();
   run_cmd->add_option("--backend", opt.backend, "cpu or cuda (default: cuda when compiled in, else cpu)");
   const auto non_negative = CLI::Validator(
-      [](std::string& v) { return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                                      ? std::string() : "must be a non-negative integer, got '" + v + "'"; },
+      [](std::string& v) {
+        return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                   ? std::string()
+                   : "must be a non-negative integer, got '" + v + "'";
+      },
       "INT>=0");
-  run_cmd->add_option("--steps", opt.steps, "number of steps (overrides simulation.steps)")->check(non_negative);
-  run_cmd->add_option("--every", opt.every, "output every N steps (overrides output.every; 0: first and last)")
+  run_cmd->add_option("--steps", opt.steps, "number of steps (overrides simulation.steps)")
+      ->check(non_negative);
+  run_cmd
+      ->add_option("--every", opt.every, "output every N steps (overrides output.every; 0: first and last)")
       ->check(non_negative);
   run_cmd->add_option("--out", opt.out, "output directory (default: runs/<scenario name>)");
   run_cmd->add_flag("--overwrite", opt.overwrite, "write into an existing non-empty output directory");

@@ -12,11 +12,11 @@ namespace tissue {
 /// distances use the minimum-image convention. Open axes are unbounded.
 /// Units: length units of the scenario.
 struct Box {
-  float lx = 1.0f;          ///< period in x [length] (used when periodic_x)
-  float ly = 1.0f;          ///< period in y [length] (used when periodic_y)
-  bool periodic_x = true;   ///< x periodic (else open)
-  bool periodic_y = true;   ///< y periodic (else open)
-  bool floor = true;        ///< no-flux floor at z = 0 (positions are projected to z >= 0)
+  float lx = 1.0f;         ///< period in x [length] (used when periodic_x)
+  float ly = 1.0f;         ///< period in y [length] (used when periodic_y)
+  bool periodic_x = true;  ///< x periodic (else open)
+  bool periodic_y = true;  ///< y periodic (else open)
+  bool floor = true;       ///< no-flux floor at z = 0 (positions are projected to z >= 0)
 
   /// Minimum-image displacement along x: dx shifted by a multiple of lx into [-lx/2, lx/2]. (Written with
   /// the reciprocal so that compilers hoist the division out of neighbour loops.)

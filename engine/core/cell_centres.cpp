@@ -20,11 +20,13 @@ struct CentreFunctor {
 }  // namespace
 
 void update_cell_centres(World& w) {
-  exec::parallel_for(w.cells.size(), CentreFunctor{w.x.span(), w.y.span(), w.z.span(), w.first.span(),
-                                                   w.count.span(), w.box, w.cx.span(), w.cy.span(),
-                                                   w.cz.span()});
+  exec::parallel_for(w.cells.size(),
+                     CentreFunctor{w.x.span(), w.y.span(), w.z.span(), w.first.span(), w.count.span(), w.box,
+                                   w.cx.span(), w.cy.span(), w.cz.span()});
 }
 
-void CellCentreSystem::run(World& world, const StepContext&) { update_cell_centres(world); }
+void CellCentreSystem::run(World& world, const StepContext&) {
+  update_cell_centres(world);
+}
 
 }  // namespace tissue

@@ -57,7 +57,9 @@ class Column final : public ColumnBase {
   Span<T> span() { return device_.span(); }
   Span<const T> span() const { return device_.span(); }
   /// Device span of component c (capacity() long).
-  Span<T> component(int c) { return device_.span().subspan(static_cast<std::size_t>(c) * capacity_, capacity_); }
+  Span<T> component(int c) {
+    return device_.span().subspan(static_cast<std::size_t>(c) * capacity_, capacity_);
+  }
   Span<const T> component(int c) const {
     return device_.span().subspan(static_cast<std::size_t>(c) * capacity_, capacity_);
   }

@@ -32,7 +32,8 @@ class Table {
   /// @throws std::logic_error if a column of that name exists.
   template <class T>
   Column<T>& add_column(std::string name, int components = 1) {
-    if (find(name) != nullptr) throw std::logic_error("table '" + name_ + "' already has a column '" + name + "'");
+    if (find(name) != nullptr)
+      throw std::logic_error("table '" + name_ + "' already has a column '" + name + "'");
     auto column = std::make_unique<Column<T>>(std::move(name), components);
     column->reserve(capacity_, 0);
     auto& ref = *column;

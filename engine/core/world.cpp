@@ -75,8 +75,9 @@ void World::compact_host() {
   std::vector<std::int32_t> cursor = offsets;
   for (std::size_t e = 0; e < n_elements; ++e) {
     const std::int32_t c = new_index[static_cast<std::size_t>(cell.host(e))];
-    if (c >= 0) element_order[static_cast<std::size_t>(cursor[static_cast<std::size_t>(c)]++)] =
-        static_cast<std::int32_t>(e);
+    if (c >= 0)
+      element_order[static_cast<std::size_t>(cursor[static_cast<std::size_t>(c)]++)] =
+          static_cast<std::int32_t>(e);
   }
 
   cells.gather_host(cell_order);
@@ -103,7 +104,8 @@ std::string World::check_consistency() const {
     expected_first += n;
   }
   if (expected_first != elements.size())
-    return "cells cover " + std::to_string(expected_first) + " elements of " + std::to_string(elements.size());
+    return "cells cover " + std::to_string(expected_first) + " elements of " +
+           std::to_string(elements.size());
   return {};
 }
 

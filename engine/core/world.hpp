@@ -38,28 +38,28 @@ class World {
   Box box;
 
   Table cells{"cells"};
-  Column<std::int64_t>& cell_id;   ///< stable id, never reused
-  Column<std::int32_t>& first;     ///< first element (dense index into elements)
-  Column<std::int32_t>& count;     ///< number of elements
-  Column<float>& cx;               ///< centre x [length] (mean of elements, periodic-aware)
-  Column<float>& cy;               ///< centre y [length]
-  Column<float>& cz;               ///< centre z [length]
-  Column<std::uint32_t>& flags;    ///< cell_flags bits
-  Column<float>& species;          ///< species_count components, species-major [concentration]
+  Column<std::int64_t>& cell_id;  ///< stable id, never reused
+  Column<std::int32_t>& first;    ///< first element (dense index into elements)
+  Column<std::int32_t>& count;    ///< number of elements
+  Column<float>& cx;              ///< centre x [length] (mean of elements, periodic-aware)
+  Column<float>& cy;              ///< centre y [length]
+  Column<float>& cz;              ///< centre z [length]
+  Column<std::uint32_t>& flags;   ///< cell_flags bits
+  Column<float>& species;         ///< species_count components, species-major [concentration]
 
   Table elements{"elements"};
-  Column<float>& x;                ///< position x [length], wrapped into [0, lx) when periodic
-  Column<float>& y;                ///< position y [length]
-  Column<float>& z;                ///< position z [length], >= 0 with the floor
-  Column<std::int32_t>& type;      ///< element type (kAdhesiveElement or 0)
-  Column<std::int32_t>& cell;      ///< owning cell (dense index into cells)
+  Column<float>& x;            ///< position x [length], wrapped into [0, lx) when periodic
+  Column<float>& y;            ///< position y [length]
+  Column<float>& z;            ///< position z [length], >= 0 with the floor
+  Column<std::int32_t>& type;  ///< element type (kAdhesiveElement or 0)
+  Column<std::int32_t>& cell;  ///< owning cell (dense index into cells)
 
   int species_count() const { return species_count_; }
 
-  std::int64_t step = 0;           ///< completed time steps
-  double time = 0.0;               ///< simulated time [time units]
-  std::int64_t next_cell_id = 0;   ///< next stable id to hand out
-  std::uint64_t seed = 1;          ///< random seed of the run
+  std::int64_t step = 0;          ///< completed time steps
+  double time = 0.0;              ///< simulated time [time units]
+  std::int64_t next_cell_id = 0;  ///< next stable id to hand out
+  std::uint64_t seed = 1;         ///< random seed of the run
 
   // ---- host-side structure edits (inside hooks, on host mirrors; finish with commit()) ----
 

@@ -3,11 +3,11 @@
 #include "engine/exec/algorithms.hpp"
 
 #include <thrust/count.h>
-#include <thrust/scan.h>
+#include <thrust/execution_policy.h>
 #include <thrust/functional.h>
 #include <thrust/reduce.h>
+#include <thrust/scan.h>
 #include <thrust/sort.h>
-#include <thrust/execution_policy.h>
 #include <thrust/system/omp/execution_policy.h>
 #include <thrust/transform_reduce.h>
 
@@ -71,8 +71,8 @@ void RadixSorter::sort(std::size_t n, int key_bits) {
   if (backend() == Backend::cuda) {
     const std::size_t bytes = cuda::radix_sort_pairs_temp_bytes(n, key_bits);
     temp_.ensure(bytes);
-    current_ = cuda::radix_sort_pairs(keys_[0].data(), keys_[1].data(), values_[0].data(), values_[1].data(), n,
-                                      key_bits, temp_.data(), bytes);
+    current_ = cuda::radix_sort_pairs(keys_[0].data(), keys_[1].data(), values_[0].data(), values_[1].data(),
+                                      n, key_bits, temp_.data(), bytes);
     return;
   }
 #endif
@@ -89,7 +89,8 @@ struct RunEnds {
   Span<const std::uint32_t> keys;
   Span<std::int32_t> starts;
   TISSUE_HD void operator()(std::size_t s) const {
-    if (s + 1 == keys.size() || keys[s + 1] != keys[s]) starts[keys[s] + 1] = static_cast<std::int32_t>(s + 1);
+    if (s + 1 == keys.size() || keys[s + 1] != keys[s])
+      starts[keys[s] + 1] = static_cast<std::int32_t>(s + 1);
   }
 };
 struct MaxInt {
@@ -97,7 +98,8 @@ struct MaxInt {
 };
 }  // namespace
 
-void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts, DeviceBuffer<unsigned char>& temp) {
+void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts,
+                DeviceBuffer<unsigned char>& temp) {
   zero_bytes(starts.data(), backend(), starts.size() * sizeof(std::int32_t));
   parallel_for(sorted_keys.size(), RunEnds{sorted_keys, starts});
 #if defined(TISSUE_BACKEND_CUDA)
@@ -122,8 +124,9 @@ double sum(Span<const float> x) {
 }
 
 double sum(Span<const double> x) {
-  return with_policy(
-      x.size(), [&](auto policy) { return thrust::reduce(policy, x.begin(), x.end(), 0.0, thrust::plus<double>()); });
+  return with_policy(x.size(), [&](auto policy) {
+    return thrust::reduce(policy, x.begin(), x.end(), 0.0, thrust::plus<double>());
+  });
 }
 
 float max_value(Span<const float> x) {

@@ -42,7 +42,8 @@ class RadixSorter {
 /// form one contiguous range. `starts` has bins + 1 entries. O(keys + bins): each run's end is scattered
 /// to the next bin, then an inclusive max-scan fills the empty bins (CUB on the GPU with `temp` kept
 /// for the next call, Thrust on the CPU).
-void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts, DeviceBuffer<unsigned char>& temp);
+void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts,
+                DeviceBuffer<unsigned char>& temp);
 
 /// Sum of x in double precision (deterministic for a given backend and size).
 double sum(Span<const float> x);

@@ -14,7 +14,9 @@ namespace {
 Backend g_backend = Backend::cpu;
 }
 
-Backend backend() { return g_backend; }
+Backend backend() {
+  return g_backend;
+}
 
 void set_backend(Backend b) {
   if (b == Backend::cuda) {
@@ -44,7 +46,9 @@ bool cuda_available() {
 #endif
 }
 
-std::string_view to_string(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
+std::string_view to_string(Backend b) {
+  return b == Backend::cuda ? "cuda" : "cpu";
+}
 
 Backend parse_backend(std::string_view name) {
   if (name == "cpu") return Backend::cpu;
@@ -52,7 +56,9 @@ Backend parse_backend(std::string_view name) {
   throw std::invalid_argument("unknown backend '" + std::string(name) + "' (expected cpu or cuda)");
 }
 
-int cpu_threads() { return omp_get_max_threads(); }
+int cpu_threads() {
+  return omp_get_max_threads();
+}
 
 std::string device_description() {
 #if defined(TISSUE_BACKEND_CUDA)

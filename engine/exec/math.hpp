@@ -8,12 +8,24 @@
 
 namespace tissue::math {
 
-TISSUE_HD inline float exp(float x) { return ::expf(x); }
-TISSUE_HD inline double exp(double x) { return ::exp(x); }
-TISSUE_HD inline float log(float x) { return ::logf(x); }
-TISSUE_HD inline double log(double x) { return ::log(x); }
-TISSUE_HD inline float sqrt(float x) { return ::sqrtf(x); }
-TISSUE_HD inline double sqrt(double x) { return ::sqrt(x); }
+TISSUE_HD inline float exp(float x) {
+  return ::expf(x);
+}
+TISSUE_HD inline double exp(double x) {
+  return ::exp(x);
+}
+TISSUE_HD inline float log(float x) {
+  return ::logf(x);
+}
+TISSUE_HD inline double log(double x) {
+  return ::log(x);
+}
+TISSUE_HD inline float sqrt(float x) {
+  return ::sqrtf(x);
+}
+TISSUE_HD inline double sqrt(double x) {
+  return ::sqrt(x);
+}
 /// 1 / sqrt(x): the hardware approximation on the device (2 ulp), 1 / sqrtf(x) on the host.
 TISSUE_HD inline float rsqrt(float x) {
 #if TISSUE_ON_DEVICE
@@ -22,11 +34,21 @@ TISSUE_HD inline float rsqrt(float x) {
   return 1.0f / ::sqrtf(x);
 #endif
 }
-TISSUE_HD inline double rsqrt(double x) { return 1.0 / ::sqrt(x); }
-TISSUE_HD inline float pow(float x, float y) { return ::powf(x, y); }
-TISSUE_HD inline double pow(double x, double y) { return ::pow(x, y); }
-TISSUE_HD inline float floor(float x) { return ::floorf(x); }
-TISSUE_HD inline double floor(double x) { return ::floor(x); }
+TISSUE_HD inline double rsqrt(double x) {
+  return 1.0 / ::sqrt(x);
+}
+TISSUE_HD inline float pow(float x, float y) {
+  return ::powf(x, y);
+}
+TISSUE_HD inline double pow(double x, double y) {
+  return ::pow(x, y);
+}
+TISSUE_HD inline float floor(float x) {
+  return ::floorf(x);
+}
+TISSUE_HD inline double floor(double x) {
+  return ::floor(x);
+}
 
 template <class T>
 TISSUE_HD constexpr T max(T a, T b) {

@@ -17,13 +17,15 @@ struct Scenario::Impl {
   std::string path;
   std::string text;
   toml::table root;
-  std::set<const toml::node*> read;  ///< nodes some module has read
+  std::set<const toml::node*> read;                           ///< nodes some module has read
   std::map<const toml::table*, std::set<std::string>> asked;  ///< keys modules asked each table for
 };
 
 namespace {
 
-const toml::table* as_table(const void* p) { return static_cast<const toml::table*>(p); }
+const toml::table* as_table(const void* p) {
+  return static_cast<const toml::table*>(p);
+}
 
 std::string position(const std::string& file, const toml::source_region& src) {
   return file + ":" + std::to_string(src.begin.line) + ":" + std::to_string(src.begin.column);
@@ -31,17 +33,23 @@ std::string position(const std::string& file, const toml::source_region& src) {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::string: return "a string \"" + std::string(*n.value<std::string_view>()) + "\"";
-    case toml::node_type::integer: return "the integer " + std::to_string(*n.value<std::int64_t>());
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string \"" + std::string(*n.value<std::string_view>()) + "\"";
+    case toml::node_type::integer:
+      return "the integer " + std::to_string(*n.value<std::int64_t>());
     case toml::node_type::floating_point: {
       std::ostringstream s;
       s << "the number " << *n.value<double>();
       return s.str();
     }
-    case toml::node_type::boolean: return *n.value<bool>() ? "true" : "false";
-    default: return "a date/time";
+    case toml::node_type::boolean:
+      return *n.value<bool>() ? "true" : "false";
+    default:
+      return "a date/time";
   }
 }
 
@@ -85,7 +93,8 @@ std::string Range::describe(bool integer) const {
 Scenario Scenario::from_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path + ": scenario file not found");
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path + ": is a directory, not a scenario file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path + ": is a directory, not a scenario file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the scenario file for reading");
   std::ostringstream buffer;
@@ -106,15 +115,21 @@ Scenario Scenario::from_string(std::string text, std::string source_name) {
   return s;
 }
 
-ScenarioTable Scenario::root() const { return ScenarioTable(impl_, &impl_->root, ""); }
+ScenarioTable Scenario::root() const {
+  return ScenarioTable(impl_, &impl_->root, "");
+}
 
-const std::string& Scenario::path() const { return impl_->path; }
-const std::string& Scenario::text() const { return impl_->text; }
+const std::string& Scenario::path() const {
+  return impl_->path;
+}
+const std::string& Scenario::text() const {
+  return impl_->text;
+}
 
 void Scenario::check_unused() const {
   // Depth-first in file order; a table that was read is descended into, one that was not is reported.
   std::function<void(const toml::table&, const std::string&)> walk = [&](const toml::table& t,
-                                                                          const std::string& prefix) {
+                                                                         const std::string& prefix) {
     for (auto&& [k, v] : t) {
       const std::string full = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
       if (!impl_->read.count(&v)) {

@@ -74,7 +74,8 @@ class ScenarioTable {
   /// Boolean, or `fallback` when absent.
   bool boolean(std::string_view key, bool fallback) const;
   /// String, one of `allowed` when that list is not empty, or `fallback` when absent.
-  std::string string(std::string_view key, std::string fallback, const std::vector<std::string>& allowed = {}) const;
+  std::string string(std::string_view key, std::string fallback,
+                     const std::vector<std::string>& allowed = {}) const;
   /// Sub-table (an empty one when absent). @throws InputError when the key is not a table.
   ScenarioTable table(std::string_view key) const;
   /// Keys present in this table, in file order.

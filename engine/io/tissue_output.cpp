@@ -38,7 +38,8 @@ void TissueWriter::write(World& w) {
                                  VtkArray::of("suprabasal", state)};
     for (int s = 0; s < n_species; ++s) {
       std::vector<float> v(n_el);
-      for (std::size_t e = 0; e < n_el; ++e) v[e] = w.species.host(static_cast<std::size_t>(w.cell.host(e)), s);
+      for (std::size_t e = 0; e < n_el; ++e)
+        v[e] = w.species.host(static_cast<std::size_t>(w.cell.host(e)), s);
       arrays.push_back(VtkArray::of(species_names_[static_cast<std::size_t>(s)], v));
     }
     const std::string file = std::string("elements_") + tag + ".vtu";
@@ -50,6 +51,9 @@ void TissueWriter::write(World& w) {
     std::vector<std::int64_t> cell_id(n_cells);
     std::vector<std::int32_t> count(n_cells);
     std::vector<std::uint8_t> state(n_cells);
+    std::vector<std::int32_t> adhesive(n_cells, 0);
+    for (std::size_t e = 0; e < n_el; ++e)
+      if (w.type.host(e) == kAdhesiveElement) ++adhesive[static_cast<std::size_t>(w.cell.host(e))];
     for (std::size_t c = 0; c < n_cells; ++c) {
       points[3 * c] = w.cx.host(c);
       points[3 * c + 1] = w.cy.host(c);
@@ -59,6 +63,7 @@ void TissueWriter::write(World& w) {
       state[c] = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
     }
     std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("element_count", count),
+                                 VtkArray::of("adhesive_elements", adhesive),
                                  VtkArray::of("suprabasal", state)};
     for (int s = 0; s < n_species; ++s) {
       std::vector<float> v(n_cells);

@@ -2,7 +2,8 @@
 /// @file tissue_output.hpp
 /// ParaView output of a cell/element world: per snapshot, elements_<step>.vtu (every element a point
 /// with cell_id, element type, cell state and the cell's species) and cells_<step>.vtu (cell centres
-/// with cell_id, element count, state and species), indexed by elements.pvd and cells.pvd.
+/// with cell_id, element count, adhesive-element count, state and species), indexed by elements.pvd and
+/// cells.pvd.
 
 #include <filesystem>
 #include <string>

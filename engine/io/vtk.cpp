@@ -1,6 +1,6 @@
 #include "engine/io/vtk.hpp"
 
-#include <cstring>
+#include <cstdint>
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
@@ -22,21 +22,50 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
-/// Appended-data block: UInt64 byte count followed by the raw bytes.
-void append_block(std::string& data, const void* bytes, std::uint64_t size) {
-  const auto* p = reinterpret_cast<const char*>(&size);
-  data.append(p, sizeof size);
-  data.append(reinterpret_cast<const char*>(bytes), size);
+/// RFC 4648 base64 of `size` bytes.
+std::string base64(const void* bytes, std::size_t size) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const auto* p = static_cast<const unsigned char*>(bytes);
+  std::string out;
+  out.reserve((size + 2) / 3 * 4);
+  for (std::size_t i = 0; i < size; i += 3) {
+    const std::uint32_t b0 = p[i], b1 = i + 1 < size ? p[i + 1] : 0u, b2 = i + 2 < size ? p[i + 2] : 0u;
+    const std::uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
+    out += kAlphabet[(triple >> 18) & 63];
+    out += kAlphabet[(triple >> 12) & 63];
+    out += i + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
+    out += i + 2 < size ? kAlphabet[triple & 63] : '=';
+  }
+  return out;
+}
+
+/// One inline binary DataArray: base64 of the UInt64 byte count, then base64 of the bytes (encoded
+/// separately, as VTK writes them).
+void data_array(std::ostringstream& xml, const std::string& type, const std::string& name, int components,
+                const void* bytes, std::uint64_t size, const char* indent) {
+  xml << indent << "<DataArray type=\"" << type << "\"";
+  if (!name.empty()) xml << " Name=\"" << xml_escape(name) << "\"";
+  if (components != 1) xml << " NumberOfComponents=\"" << components << "\"";
+  xml << " format=\"binary\">" << base64(&size, sizeof size) << base64(bytes, size) << "</DataArray>\n";
 }
 
 }  // namespace
@@ -45,49 +74,33 @@ void write_vtu_points(const std::filesystem::path& path, const std::vector<float
                       const std::vector<VtkArray>& arrays) {
   if (points.size() % 3 != 0) throw std::invalid_argument("points must hold 3 coordinates per point");
   const std::uint64_t n = points.size() / 3;
+  for (const auto& a : arrays)
+    if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
+      throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per point");
   std::ostringstream xml;
-  std::string data;
   xml << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
          "header_type=\"UInt64\">\n"
       << "  <UnstructuredGrid>\n"
       << "    <Piece NumberOfPoints=\"" << n << "\" NumberOfCells=\"" << n << "\">\n"
       << "      <PointData>\n";
-  for (const auto& a : arrays) {
-    if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
-      throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per point");
-    xml << "        <DataArray type=\"" << a.type << "\" Name=\"" << xml_escape(a.name) << "\"";
-    if (a.components != 1) xml << " NumberOfComponents=\"" << a.components << "\"";
-    xml << " format=\"appended\" offset=\"" << data.size() << "\"/>\n";
-    append_block(data, a.bytes.data(), a.bytes.size());
-  }
-  xml << "      </PointData>\n      <Points>\n"
-      << "        <DataArray type=\"Float32\" NumberOfComponents=\"3\" format=\"appended\" offset=\""
-      << data.size() << "\"/>\n      </Points>\n";
-  append_block(data, points.data(), points.size() * sizeof(float));
-
+  const char* indent = "        ";
+  for (const auto& a : arrays)
+    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), indent);
+  xml << "      </PointData>\n      <Points>\n";
+  data_array(xml, "Float32", "", 3, points.data(), points.size() * sizeof(float), indent);
+  xml << "      </Points>\n      <Cells>\n";
   std::vector<std::int64_t> connectivity(n), offsets(n);
   for (std::uint64_t i = 0; i < n; ++i) {
     connectivity[i] = static_cast<std::int64_t>(i);
     offsets[i] = static_cast<std::int64_t>(i + 1);
   }
   const std::vector<std::uint8_t> types(n, 1);  // VTK_VERTEX
-  xml << "      <Cells>\n"
-      << "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"appended\" offset=\"" << data.size()
-      << "\"/>\n";
-  append_block(data, connectivity.data(), n * sizeof(std::int64_t));
-  xml << "        <DataArray type=\"Int64\" Name=\"offsets\" format=\"appended\" offset=\"" << data.size()
-      << "\"/>\n";
-  append_block(data, offsets.data(), n * sizeof(std::int64_t));
-  xml << "        <DataArray type=\"UInt8\" Name=\"types\" format=\"appended\" offset=\"" << data.size()
-      << "\"/>\n";
-  append_block(data, types.data(), n);
-  xml << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n"
-      << "  <AppendedData encoding=\"raw\">\n   _";
-  std::string content = xml.str();
-  content += data;
-  content += "\n  </AppendedData>\n</VTKFile>\n";
-  write_file_atomic(path, content);
+  data_array(xml, "Int64", "connectivity", 1, connectivity.data(), n * sizeof(std::int64_t), indent);
+  data_array(xml, "Int64", "offsets", 1, offsets.data(), n * sizeof(std::int64_t), indent);
+  data_array(xml, "UInt8", "types", 1, types.data(), n, indent);
+  xml << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
+  write_file_atomic(path, xml.str());
 }
 
 void PvdSeries::add(double time, const std::string& file) {

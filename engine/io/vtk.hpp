@@ -1,7 +1,11 @@
 #pragma once
 /// @file vtk.hpp
 /// VTK XML writers for ParaView/VisIt: point clouds as unstructured grids (.vtu, VTK_VERTEX cells,
-/// appended raw binary, UInt64 headers) and .pvd time-series indices. Files are written atomically.
+/// inline base64 binary arrays with UInt64 headers) and .pvd time-series indices, written atomically.
+///
+/// Inline base64 rather than appended raw data: meshio (7.0) converts raw appended data by rewriting
+/// each array's offset in place, and a rewritten offset can equal a raw offset not yet converted, which
+/// silently assigns data to the wrong array (seen with our cells files). Inline arrays have no offsets.
 ///
 /// Why our own writer: the format is a documented XML container (VTK File Formats, "XML File
 /// Formats"), what we write is ~150 lines, and the VTK library would add ~250 Debian packages to CI
@@ -19,7 +23,7 @@ namespace tissue::io {
 /// One named per-point array.
 struct VtkArray {
   std::string name;
-  std::string type;        ///< VTK type name: Float32, Float64, Int32, Int64, UInt8
+  std::string type;  ///< VTK type name: Float32, Float64, Int32, Int64, UInt8
   int components = 1;
   std::vector<unsigned char> bytes;
 
@@ -29,12 +33,18 @@ struct VtkArray {
     VtkArray a;
     a.name = std::move(name);
     a.components = components;
-    if constexpr (std::is_same_v<T, float>) a.type = "Float32";
-    else if constexpr (std::is_same_v<T, double>) a.type = "Float64";
-    else if constexpr (std::is_same_v<T, std::int32_t>) a.type = "Int32";
-    else if constexpr (std::is_same_v<T, std::int64_t>) a.type = "Int64";
-    else if constexpr (std::is_same_v<T, std::uint8_t>) a.type = "UInt8";
-    else static_assert(!sizeof(T), "unsupported VTK array type");
+    if constexpr (std::is_same_v<T, float>)
+      a.type = "Float32";
+    else if constexpr (std::is_same_v<T, double>)
+      a.type = "Float64";
+    else if constexpr (std::is_same_v<T, std::int32_t>)
+      a.type = "Int32";
+    else if constexpr (std::is_same_v<T, std::int64_t>)
+      a.type = "Int64";
+    else if constexpr (std::is_same_v<T, std::uint8_t>)
+      a.type = "UInt8";
+    else
+      static_assert(!sizeof(T), "unsupported VTK array type");
     const auto* p = reinterpret_cast<const unsigned char*>(values.data());
     a.bytes.assign(p, p + values.size() * sizeof(T));
     return a;

@@ -50,7 +50,8 @@ std::string Schedule::describe() const {
   for (const auto& e : systems_) {
     out << "  system " << e.system->name();
     if (e.every > 1) out << " (every " << e.every << " steps, step length " << e.every << " dt)";
-    out << "\n    reads:  " << join(e.system->reads()) << "\n    writes: " << join(e.system->writes()) << "\n";
+    out << "\n    reads:  " << join(e.system->reads()) << "\n    writes: " << join(e.system->writes())
+        << "\n";
   }
   out << "between steps, on host mirrors (then compact and re-upload):\n";
   if (hooks_.empty()) out << "  (no hooks)\n";

@@ -22,11 +22,11 @@ struct OutputSettings {
 
 class Simulation {
  public:
-  std::string model;                  ///< model name, e.g. "epidermis"
+  std::string model;  ///< model name, e.g. "epidermis"
   std::unique_ptr<World> world;
   Schedule schedule;
-  double dt = 0.01;                   ///< time step [time units]
-  std::int64_t steps = 0;             ///< steps to run
+  double dt = 0.01;        ///< time step [time units]
+  std::int64_t steps = 0;  ///< steps to run
   OutputSettings output;
   std::vector<std::string> species_names;  ///< names of the species components, for output
   /// Model-specific summary of the current state (host mirrors must be current), multi-line text.

@@ -29,10 +29,10 @@ struct alignas(16) PointTag {
 
 /// Grid geometry of a cell list.
 struct CellGrid {
-  int n[3] = {1, 1, 1};                ///< bins per axis
+  int n[3] = {1, 1, 1};                  ///< bins per axis
   float inv_width[3] = {1.f, 1.f, 1.f};  ///< 1 / bin width per axis [1/length]
   bool periodic[3] = {false, false, false};
-  int offset_lo[3] = {-1, -1, -1};     ///< neighbour bin offsets visited: [lo, hi] per axis
+  int offset_lo[3] = {-1, -1, -1};  ///< neighbour bin offsets visited: [lo, hi] per axis
   int offset_hi[3] = {1, 1, 1};
 
   /// Bin coordinate of v along axis a (periodic axes clamp the rounding case v == L).

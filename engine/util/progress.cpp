@@ -18,7 +18,11 @@ std::string format_duration(double s) {
 }  // namespace
 
 Progress::Progress(std::int64_t total, bool terminal, std::FILE* out)
-    : total_(total), terminal_(terminal), out_(out), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : total_(total),
+      terminal_(terminal),
+      out_(out),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
 double Progress::elapsed() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -38,7 +42,9 @@ void Progress::update(std::int64_t done) {
   }
 }
 
-void Progress::finish(std::int64_t done) { draw(done, true); }
+void Progress::finish(std::int64_t done) {
+  draw(done, true);
+}
 
 void Progress::draw(std::int64_t done, bool final) {
   const double t = elapsed();

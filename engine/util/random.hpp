@@ -24,8 +24,8 @@ TISSUE_HD inline r123::Philox4x32::ctr_type philox(std::uint64_t seed, std::uint
   r123::Philox4x32 rng;
   const r123::Philox4x32::key_type key = {
       {static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32)}};
-  const r123::Philox4x32::ctr_type ctr = {{static_cast<std::uint32_t>(entity),
-                                           static_cast<std::uint32_t>(entity >> 32), stream, counter}};
+  const r123::Philox4x32::ctr_type ctr = {
+      {static_cast<std::uint32_t>(entity), static_cast<std::uint32_t>(entity >> 32), stream, counter}};
   return rng(ctr, key);
 }
 
@@ -41,7 +41,8 @@ struct Uniform4 {
 TISSUE_HD inline Uniform4 uniform4(std::uint64_t seed, std::uint32_t stream, std::uint64_t entity,
                                    std::uint32_t counter) {
   const auto r = philox(seed, stream, entity, counter);
-  return Uniform4{{to_unit_float(r.v[0]), to_unit_float(r.v[1]), to_unit_float(r.v[2]), to_unit_float(r.v[3])}};
+  return Uniform4{
+      {to_unit_float(r.v[0]), to_unit_float(r.v[1]), to_unit_float(r.v[2]), to_unit_float(r.v[3])}};
 }
 
 }  // namespace tissue::random

@@ -25,10 +25,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t s
 
   const double reach = std::max(sem_params.effective_bin_size(), grn_params.neighbour_distance);
   if (box.periodic_x && (box.lx < 2.0 * reach || box.ly < 2.0 * reach))
-    root.table("initial").fail("spacing", "the periodic box (" + std::to_string(box.lx) + " x " +
-                                              std::to_string(box.ly) +
-                                              ") must be at least twice the largest interaction distance " +
-                                              std::to_string(reach));
+    root.table("initial").fail(
+        "spacing", "the periodic box (" + std::to_string(box.lx) + " x " + std::to_string(box.ly) +
+                       ") must be at least twice the largest interaction distance " + std::to_string(reach));
 
   auto sim = std::make_unique<Simulation>();
   sim->model = "epidermis";
@@ -44,8 +43,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t s
   sim->schedule.add(std::make_unique<sem::SemSystem>(sem_params));
   sim->schedule.add(std::make_unique<CellCentreSystem>());
   sim->schedule.add(std::make_unique<grn::GeneNetworkSystem>(grn_params));
-  sim->schedule.add_hook("lifecycle.grow_and_divide", life.growth_interval,
-                         [life](World& world, const StepContext&) { lifecycle::grow_and_divide(world, life); });
+  sim->schedule.add_hook(
+      "lifecycle.grow_and_divide", life.growth_interval,
+      [life](World& world, const StepContext&) { lifecycle::grow_and_divide(world, life); });
   update_cell_centres(w);
   sim->species_names.assign(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
   sim->summary = [](World& world) { return format(summarize(world)); };
@@ -69,7 +69,8 @@ Summary summarize(World& w) {
       adherent_heights.push_back(w.cz.host(c));
     } else {
       ++s.non_adherent;
-      if (network && w.species.host(c, grn::kOvol1) > w.species.host(c, grn::kOvol2)) ++s.suprabasal_high_ovol1;
+      if (network && w.species.host(c, grn::kOvol1) > w.species.host(c, grn::kOvol2))
+        ++s.suprabasal_high_ovol1;
     }
     if (w.flags.host(c) & cell_flags::suprabasal) ++s.suprabasal;
   }
@@ -80,7 +81,8 @@ Summary summarize(World& w) {
   }
   if (s.layer_thickness > 0.0) {
     for (std::size_t c = 0; c < s.cells; ++c) {
-      const auto layer = static_cast<std::size_t>(std::max(0.0, std::floor(w.cz.host(c) / s.layer_thickness)));
+      const auto layer =
+          static_cast<std::size_t>(std::max(0.0, std::floor(w.cz.host(c) / s.layer_thickness)));
       if (layer >= s.cells_per_layer.size()) s.cells_per_layer.resize(layer + 1, 0);
       ++s.cells_per_layer[layer];
     }
@@ -94,9 +96,9 @@ Summary summarize(World& w) {
 
 std::string format(const Summary& s) {
   std::ostringstream out;
-  out << "cells " << s.cells << " (elements " << s.elements << "), adherent " << s.adherent << ", non-adherent "
-      << s.non_adherent << " of which high-Ovol1 " << s.suprabasal_high_ovol1 << "; suprabasal state "
-      << s.suprabasal << "\n";
+  out << "cells " << s.cells << " (elements " << s.elements << "), adherent " << s.adherent
+      << ", non-adherent " << s.non_adherent << " of which high-Ovol1 " << s.suprabasal_high_ovol1
+      << "; suprabasal state " << s.suprabasal << "\n";
   out << "layers " << s.layers << " (thickness " << s.layer_thickness << ", cells per layer from the bottom:";
   for (auto n : s.cells_per_layer) out << " " << n;
   out << "), tissue height " << s.max_height;

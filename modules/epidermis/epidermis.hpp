@@ -22,14 +22,14 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t s
 struct Summary {
   std::size_t cells = 0;
   std::size_t elements = 0;
-  std::size_t adherent = 0;     ///< cells with at least one adhesive element
-  std::size_t suprabasal = 0;   ///< cells in the high-Ovol1 state
+  std::size_t adherent = 0;               ///< cells with at least one adhesive element
+  std::size_t suprabasal = 0;             ///< cells in the high-Ovol1 state
   std::size_t suprabasal_high_ovol1 = 0;  ///< non-adherent cells with O1 > O2
   std::size_t non_adherent = 0;
-  double layer_thickness = 0;   ///< 2 x median centre height of adherent cells [length]
-  int layers = 0;               ///< layers from the bottom holding >= 5 % of the cells
+  double layer_thickness = 0;  ///< 2 x median centre height of adherent cells [length]
+  int layers = 0;              ///< layers from the bottom holding >= 5 % of the cells
   std::vector<std::size_t> cells_per_layer;
-  double max_height = 0;        ///< highest element [length]
+  double max_height = 0;  ///< highest element [length]
 };
 Summary summarize(World& world);
 std::string format(const Summary& s);

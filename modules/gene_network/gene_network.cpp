@@ -6,7 +6,8 @@ namespace tissue::grn {
 
 namespace {
 Hill<double> read_hill(const io::ScenarioTable& t, const std::string& suffix, const Hill<double>& d) {
-  return {t.number("a_" + suffix, d.a, io::Range::non_negative()), t.number("b_" + suffix, d.b, io::Range::non_negative()),
+  return {t.number("a_" + suffix, d.a, io::Range::non_negative()),
+          t.number("b_" + suffix, d.b, io::Range::non_negative()),
           t.number("c_" + suffix, d.c, io::Range::non_negative()), t.number("h_" + suffix, d.h)};
 }
 }  // namespace
@@ -43,24 +44,27 @@ GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
 std::vector<std::string> GeneNetworkSystem::reads() const {
-  return {"elements.z", "elements.type", "cells.first", "cells.count", "cells.cx", "cells.cy", "cells.cz",
-          "cells.species"};
+  return {"elements.z", "elements.type", "cells.first", "cells.count",
+          "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
 }
-std::vector<std::string> GeneNetworkSystem::writes() const { return {"cells.species", "cells.flags"}; }
+std::vector<std::string> GeneNetworkSystem::writes() const {
+  return {"cells.species", "cells.flags"};
+}
 
 void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
-  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(), kAdhesiveElement,
-                                      species, stride});
+  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(),
+                                      kAdhesiveElement, species, stride});
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());
   const auto dt = static_cast<float>(ctx.dt);
-  NetworkStage stage{species, species, mid_.span(), stride,  w.cx.span(), w.cy.span(), w.cz.span(),
-                     bins_.view(), d * d, w.box, rates_, 0.5f * dt, Span<std::uint32_t>(), cell_flags::suprabasal};
+  NetworkStage stage{
+      species,      species, mid_.span(), stride, w.cx.span(), w.cy.span(),           w.cz.span(),
+      bins_.view(), d * d,   w.box,       rates_, 0.5f * dt,   Span<std::uint32_t>(), cell_flags::suprabasal};
   exec::parallel_for(n, stage);  // mid = S + dt/2 f(S)
   stage.eval = mid_.span();
   stage.out = species;

@@ -18,17 +18,23 @@ namespace tissue::grn {
 struct GeneNetworkParams {
   /// Table 2, with h_on = -2 (see README: the printed +2 contradicts the seed's own statement that
   /// basal, high-Ovol2 cells have low Delta).
-  Rates<double> rates{
-      0.0003, 0.12, 0.19, 0.03, 0.006, 1.0, 1.0, 1.0,
-      /*bn*/ {0.01, 1.0, 1.0, -2.0},
-      /*on*/ {0.0, 1.0, 0.5, -2.0},
-      /*nd*/ {0.01, 1.0, 10.0, 2.0},
-      /*vo*/ {0.1, 2.0, 1.0, 2.0},
-      /*go*/ {0.0, 1.0, 1.0, 1.0},
-      /*ov*/ {0.0, 2.0, 1.0, 2.0},
-      /*av*/ {0.0, 1.0, 1.0, 1.0},
-      /*om*/ {0.1, 1.0, 1.0, 1.0},
-      /*G*/ 0.4};
+  Rates<double> rates{0.0003,
+                      0.12,
+                      0.19,
+                      0.03,
+                      0.006,
+                      1.0,
+                      1.0,
+                      1.0,
+                      /*bn*/ {0.01, 1.0, 1.0, -2.0},
+                      /*on*/ {0.0, 1.0, 0.5, -2.0},
+                      /*nd*/ {0.01, 1.0, 10.0, 2.0},
+                      /*vo*/ {0.1, 2.0, 1.0, 2.0},
+                      /*go*/ {0.0, 1.0, 1.0, 1.0},
+                      /*ov*/ {0.0, 2.0, 1.0, 2.0},
+                      /*av*/ {0.0, 1.0, 1.0, 1.0},
+                      /*om*/ {0.1, 1.0, 1.0, 1.0},
+                      /*G*/ 0.4};
   double neighbour_distance = 0.8;  ///< cells are neighbours when their centres are closer [length]
   std::array<double, kSpeciesCount> initial{};  ///< initial concentrations of new cells (A is computed)
 };

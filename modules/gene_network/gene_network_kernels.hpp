@@ -27,8 +27,8 @@ namespace tissue::grn {
 enum Species : int { kNotch = 0, kDelta, kBound, kOvol2, kOvol1, kMyc, kAdhesion, kSpeciesCount };
 
 /// Output names of the species, in index order.
-inline constexpr const char* kSpeciesNames[kSpeciesCount] = {"notch", "delta", "bound", "ovol2",
-                                                            "ovol1", "cmyc",  "adhesion"};
+inline constexpr const char* kSpeciesNames[kSpeciesCount] = {"notch", "delta", "bound",   "ovol2",
+                                                             "ovol1", "cmyc",  "adhesion"};
 
 /// One Hill regulation term a + b / (1 + (c x)^h).
 template <class Real>
@@ -55,10 +55,23 @@ struct Rates {
   template <class Other>
   TISSUE_HD Rates<Other> as() const {
     auto c = [](Real v) { return static_cast<Other>(v); };
-    return {c(k_a),       c(k_d),       c(d_b),       c(d_n),       c(d_d),       c(d_o),
-            c(d_v),       c(d_m),       bn.template as<Other>(), on.template as<Other>(),
-            nd.template as<Other>(), vo.template as<Other>(), go.template as<Other>(),
-            ov.template as<Other>(), av.template as<Other>(), om.template as<Other>(), c(tgf_beta)};
+    return {c(k_a),
+            c(k_d),
+            c(d_b),
+            c(d_n),
+            c(d_d),
+            c(d_o),
+            c(d_v),
+            c(d_m),
+            bn.template as<Other>(),
+            on.template as<Other>(),
+            nd.template as<Other>(),
+            vo.template as<Other>(),
+            go.template as<Other>(),
+            ov.template as<Other>(),
+            av.template as<Other>(),
+            om.template as<Other>(),
+            c(tgf_beta)};
   }
 };
 

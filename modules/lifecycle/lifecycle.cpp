@@ -13,7 +13,8 @@ namespace tissue::lifecycle {
 
 LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
   LifecycleParams p;
-  p.growth_interval = static_cast<int>(t.integer("growth_interval", p.growth_interval, io::Range::closed(1, 1e9)));
+  p.growth_interval =
+      static_cast<int>(t.integer("growth_interval", p.growth_interval, io::Range::closed(1, 1e9)));
   p.division_elements =
       static_cast<int>(t.integer("division_elements", p.division_elements, io::Range::closed(2, 100000)));
   p.delta_threshold = t.number("delta_threshold", p.delta_threshold, io::Range::non_negative());

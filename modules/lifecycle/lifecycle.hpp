@@ -15,9 +15,9 @@
 namespace tissue::lifecycle {
 
 struct LifecycleParams {
-  int growth_interval = 2000;     ///< steps between growth events (seed: 2000)
-  int division_elements = 40;     ///< elements at which a cell divides (seed: 40)
-  double delta_threshold = 140.0; ///< grow while Delta < threshold [concentration] (seed: unstated; README)
+  int growth_interval = 2000;      ///< steps between growth events (seed: 2000)
+  int division_elements = 40;      ///< elements at which a cell divides (seed: 40)
+  double delta_threshold = 140.0;  ///< grow while Delta < threshold [concentration] (seed: unstated; README)
 };
 
 /// Reads [lifecycle] (see docs/scenarios.md). @throws InputError on invalid values.

@@ -33,11 +33,13 @@ KernelParams SemParams::kernel_params() const {
 
 namespace {
 Morse<double> read_morse(const io::ScenarioTable& t, const Morse<double>& d, bool needs_minimum) {
-  Morse<double> m{t.number("u0", d.u0, io::Range::non_negative()), t.number("xi1", d.xi1, io::Range::positive()),
-                  t.number("w0", d.w0, io::Range::non_negative()), t.number("xi2", d.xi2, io::Range::positive())};
+  Morse<double> m{
+      t.number("u0", d.u0, io::Range::non_negative()), t.number("xi1", d.xi1, io::Range::positive()),
+      t.number("w0", d.w0, io::Range::non_negative()), t.number("xi2", d.xi2, io::Range::positive())};
   if (needs_minimum && !(m.xi1 < m.xi2 && m.u0 / m.xi1 > m.w0 / m.xi2 && m.w0 > 0.0))
-    t.fail("", "needs xi1 < xi2, w0 > 0 and u0/xi1 > w0/xi2 (a repulsive core and a minimum), or an "
-               "explicit sem.inter_cutoff");
+    t.fail("",
+           "needs xi1 < xi2, w0 > 0 and u0/xi1 > w0/xi2 (a repulsive core and a minimum), or an "
+           "explicit sem.inter_cutoff");
   return m;
 }
 }  // namespace
@@ -54,22 +56,26 @@ SemParams read_sem_params(const io::ScenarioTable& t) {
   p.z_extent = t.number("z_extent", p.z_extent, io::Range::positive());
   p.basement_adhesion = t.boolean("basement_adhesion", p.basement_adhesion);
   if (p.bin_size > 0.0 && p.bin_size < p.effective_inter_cutoff())
-    t.fail("bin_size", "must be at least the intercellular cutoff " + std::to_string(p.effective_inter_cutoff()));
+    t.fail("bin_size",
+           "must be at least the intercellular cutoff " + std::to_string(p.effective_inter_cutoff()));
   return p;
 }
 
 SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.kernel_params()) {}
 
 std::vector<std::string> SemSystem::reads() const {
-  return {"elements.x", "elements.y", "elements.z", "elements.type", "elements.cell", "cells.first", "cells.count"};
+  return {"elements.x",    "elements.y",  "elements.z", "elements.type",
+          "elements.cell", "cells.first", "cells.count"};
 }
-std::vector<std::string> SemSystem::writes() const { return {"elements.x", "elements.y", "elements.z"}; }
+std::vector<std::string> SemSystem::writes() const {
+  return {"elements.x", "elements.y", "elements.z"};
+}
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
-  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box, static_cast<float>(params_.effective_bin_size()),
-              static_cast<float>(params_.z_extent));
-  return ElementForce{x,          y, z, w.type.span(), w.cell.span(), w.first.span(), w.count.span(), bins_.view(),
-                      kernel_, w.box};
+  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
+              static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
+  return ElementForce{
+      x, y, z, w.type.span(), w.cell.span(), w.first.span(), w.count.span(), bins_.view(), kernel_, w.box};
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {
@@ -81,11 +87,11 @@ void SemSystem::run(World& w, const StepContext& ctx) {
   zm_.ensure(cap);
   const auto dt = static_cast<float>(ctx.dt);
   // stage 1: X_mid = X + dt/2 F(X)
-  exec::parallel_for(n, ElementStage{make_force(w, w.x.span(), w.y.span(), w.z.span()), w.x.span(), w.y.span(),
-                                     w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt});
+  exec::parallel_for(n, ElementStage{make_force(w, w.x.span(), w.y.span(), w.z.span()), w.x.span(),
+                                     w.y.span(), w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt});
   // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry)
-  exec::parallel_for(n, ElementStage{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(), w.y.span(),
-                                     w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+  exec::parallel_for(n, ElementStage{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(),
+                                     w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
 }
 
 void SemSystem::compute_forces(World& w, Span<float> fx, Span<float> fy, Span<float> fz) {

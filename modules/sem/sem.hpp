@@ -20,11 +20,11 @@ struct SemParams {
   Morse<double> intra{0.3, 0.1, 0.12, 0.36};     ///< Table 1, V_intra (u0, xi1, w0, xi2)
   Morse<double> inter{0.3, 0.05, 0.12, 0.24};    ///< Table 1, V_inter (repulsive part used)
   Morse<double> adhesion{0.3, 0.1, 0.12, 0.36};  ///< Table 1, V_adh (same values as V_intra)
-  double friction = 1.0;       ///< eta [force time / length]; the seed's equations have eta = 1
-  double intra_cutoff = 0.0;   ///< [length]; 0 = every element of the same cell interacts (the seed)
-  double inter_cutoff = 0.0;   ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
-  double bin_size = 0.0;       ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
-  double z_extent = 8.0;       ///< expected tissue height [length]; sizes the z bins (not a limit)
+  double friction = 1.0;          ///< eta [force time / length]; the seed's equations have eta = 1
+  double intra_cutoff = 0.0;      ///< [length]; 0 = every element of the same cell interacts (the seed)
+  double inter_cutoff = 0.0;      ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
+  double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
+  double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
 
   /// The effective intercellular cutoff (resolves 0 to the potential minimum).

@@ -72,8 +72,8 @@ TISSUE_HD Real positive_morse_potential(Real r, const Morse<Real>& p) {
 struct MorseForce {
   float a, k1, b, k2;
   static MorseForce of(const Morse<double>& m) {
-    return {static_cast<float>(m.u0 / m.xi1), static_cast<float>(1.0 / m.xi1), static_cast<float>(m.w0 / m.xi2),
-            static_cast<float>(1.0 / m.xi2)};
+    return {static_cast<float>(m.u0 / m.xi1), static_cast<float>(1.0 / m.xi1),
+            static_cast<float>(m.w0 / m.xi2), static_cast<float>(1.0 / m.xi2)};
   }
 };
 
@@ -98,10 +98,10 @@ struct KernelParams {
 /// the other cells' elements in the cell list, and the membrane. Summation order is fixed, so the
 /// result does not depend on threads or scheduling.
 struct ElementForce {
-  Span<const float> x, y, z;             ///< positions at which forces are evaluated, #elements
-  Span<const std::int32_t> type, cell;   ///< #elements
-  Span<const std::int32_t> first, count; ///< #cells: element range of each cell
-  CellList::View bins;                   ///< built on x, y, z with tag = owning cell
+  Span<const float> x, y, z;              ///< positions at which forces are evaluated, #elements
+  Span<const std::int32_t> type, cell;    ///< #elements
+  Span<const std::int32_t> first, count;  ///< #cells: element range of each cell
+  CellList::View bins;                    ///< built on x, y, z with tag = owning cell
   KernelParams p;
   Box box;
 

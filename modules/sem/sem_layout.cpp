@@ -15,10 +15,13 @@ MonolayerParams read_monolayer_params(const io::ScenarioTable& t) {
   t.string("layout", "monolayer", {"monolayer"});
   p.cells_x = static_cast<int>(t.integer("cells_x", p.cells_x, io::Range::closed(1, 100000)));
   p.cells_y = static_cast<int>(t.integer("cells_y", p.cells_y, io::Range::closed(1, 100000)));
-  p.elements_per_cell = static_cast<int>(t.integer("elements_per_cell", p.elements_per_cell, io::Range::closed(1, 10000)));
-  p.adhesive_elements = static_cast<int>(t.integer("adhesive_elements", p.adhesive_elements, io::Range::non_negative()));
+  p.elements_per_cell =
+      static_cast<int>(t.integer("elements_per_cell", p.elements_per_cell, io::Range::closed(1, 10000)));
+  p.adhesive_elements =
+      static_cast<int>(t.integer("adhesive_elements", p.adhesive_elements, io::Range::non_negative()));
   if (p.adhesive_elements > p.elements_per_cell)
-    t.fail("adhesive_elements", "must not exceed elements_per_cell (" + std::to_string(p.elements_per_cell) + ")");
+    t.fail("adhesive_elements",
+           "must not exceed elements_per_cell (" + std::to_string(p.elements_per_cell) + ")");
   p.spacing = t.number("spacing", p.spacing, io::Range::positive());
   p.cell_radius = t.number("cell_radius", p.cell_radius, io::Range::positive());
   return p;
@@ -40,9 +43,12 @@ std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float 
   }
   std::vector<int> order(px.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return pz[static_cast<std::size_t>(a)] < pz[static_cast<std::size_t>(b)]; });
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return pz[static_cast<std::size_t>(a)] < pz[static_cast<std::size_t>(b)];
+  });
   std::vector<std::int32_t> type(px.size(), 0);
-  for (int k = 0; k < std::min(adhesive, n); ++k) type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
+  for (int k = 0; k < std::min(adhesive, n); ++k)
+    type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
   for (std::size_t k = 0; k < px.size(); ++k) w.add_element_host(c, px[k], py[k], pz[k], type[k]);
   return c;
 }
@@ -56,8 +62,8 @@ void seed_monolayer(World& w, const MonolayerParams& p) {
                      static_cast<std::size_t>(p.elements_per_cell));
   for (int j = 0; j < p.cells_y; ++j)
     for (int i = 0; i < p.cells_x; ++i)
-      add_ball_cell(w, (static_cast<float>(i) + 0.5f) * spacing, (static_cast<float>(j) + 0.5f) * spacing, radius,
-                    p.elements_per_cell, radius, p.adhesive_elements);
+      add_ball_cell(w, (static_cast<float>(i) + 0.5f) * spacing, (static_cast<float>(j) + 0.5f) * spacing,
+                    radius, p.elements_per_cell, radius, p.adhesive_elements);
   w.commit();
 }
 

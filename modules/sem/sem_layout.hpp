@@ -12,12 +12,12 @@ namespace tissue::sem {
 /// A monolayer of cells_x x cells_y cells on a square lattice of pitch `spacing`, sitting on the
 /// membrane (the seed's Fig. 3). The box must be cells_x * spacing by cells_y * spacing.
 struct MonolayerParams {
-  int cells_x = 10;             ///< cells along x
-  int cells_y = 10;             ///< cells along y
-  int elements_per_cell = 20;   ///< elements of each initial cell (seed: 20)
-  int adhesive_elements = 10;   ///< lowest elements of each cell given the adhesive type
-  double spacing = 0.6;         ///< lattice pitch [length]; a relaxed 20-element cell is ~0.5 wide
-  double cell_radius = 0.3;     ///< radius of the ball the elements are drawn in [length]
+  int cells_x = 10;            ///< cells along x
+  int cells_y = 10;            ///< cells along y
+  int elements_per_cell = 20;  ///< elements of each initial cell (seed: 20)
+  int adhesive_elements = 10;  ///< lowest elements of each cell given the adhesive type
+  double spacing = 0.6;        ///< lattice pitch [length]; a relaxed 20-element cell is ~0.5 wide
+  double cell_radius = 0.3;    ///< radius of the ball the elements are drawn in [length]
 };
 
 /// Reads [initial] (see docs/scenarios.md). @throws InputError on invalid values.

@@ -39,8 +39,8 @@ struct CountNeighbours {
 
 void check_against_brute_force(const Box& box, std::size_t n, float r, float height, unsigned seed) {
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> ux(0.0f, box.periodic_x ? box.lx : 5.0f), uy(0.0f, box.periodic_y ? box.ly : 5.0f),
-      uz(0.0f, height);
+  std::uniform_real_distribution<float> ux(0.0f, box.periodic_x ? box.lx : 5.0f),
+      uy(0.0f, box.periodic_y ? box.ly : 5.0f), uz(0.0f, height);
   std::vector<float> x(n), y(n), z(n);
   for (std::size_t i = 0; i < n; ++i) x[i] = ux(rng), y[i] = uy(rng), z[i] = uz(rng);
   DeviceBuffer<float> dx, dy, dz;
@@ -51,7 +51,8 @@ void check_against_brute_force(const Box& box, std::size_t n, float r, float hei
   list.build(dx.span(), dy.span(), dz.span(), Span<const std::int32_t>(), n, box, r, 2.0f);
   DeviceBuffer<std::int32_t> count(n);
   DeviceBuffer<std::int64_t> sum(n);
-  exec::parallel_for(n, CountNeighbours{dx.span(), dy.span(), dz.span(), list.view(), box, r * r, count.span(), sum.span()});
+  exec::parallel_for(
+      n, CountNeighbours{dx.span(), dy.span(), dz.span(), list.view(), box, r * r, count.span(), sum.span()});
   const auto got_count = count.to_host();
   const auto got_sum = sum.to_host();
   const double lx = box.periodic_x ? box.lx : 0.0, ly = box.periodic_y ? box.ly : 0.0;
@@ -91,7 +92,7 @@ TEST_CASE("cell list works with one or two bins across a periodic axis", "[cell_
   box.lx = 1.0f;   // two bins of 0.5 for r = 0.45
   box.ly = 0.95f;  // two bins as well; 2 r <= L holds
   check_against_brute_force(box, 400, 0.45f, 2.0f, 3);
-  box.lx = 1.3f;   // floor(1.3 / 0.6) = 2 bins
+  box.lx = 1.3f;  // floor(1.3 / 0.6) = 2 bins
   box.ly = 1.25f;
   check_against_brute_force(box, 400, 0.6f, 2.0f, 4);
 }

@@ -52,8 +52,10 @@ TEST_CASE("RadixSorter sorts pairs stably by the low key bits", "[exec]") {
     sorter.sort(n, bits);
     std::vector<std::uint32_t> got_keys(n);
     std::vector<std::int32_t> got_values(n);
-    exec::copy_bytes(got_keys.data(), exec::Backend::cpu, sorter.sorted_keys().data(), exec::backend(), n * 4);
-    exec::copy_bytes(got_values.data(), exec::Backend::cpu, sorter.sorted_values().data(), exec::backend(), n * 4);
+    exec::copy_bytes(got_keys.data(), exec::Backend::cpu, sorter.sorted_keys().data(), exec::backend(),
+                     n * 4);
+    exec::copy_bytes(got_values.data(), exec::Backend::cpu, sorter.sorted_values().data(), exec::backend(),
+                     n * 4);
     std::vector<std::int32_t> expected(n);
     std::iota(expected.begin(), expected.end(), 0);
     std::stable_sort(expected.begin(), expected.end(), [&](int a, int b) { return keys[a] < keys[b]; });

@@ -19,7 +19,8 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST_CASE("scenario values are read with defaults and ranges", "[scenario]") {
-  const auto s = io::Scenario::from_string("[simulation]\ndt = 0.02\nsteps = 10\n[sem.intra]\nu0 = 1\n", "t.toml");
+  const auto s =
+      io::Scenario::from_string("[simulation]\ndt = 0.02\nsteps = 10\n[sem.intra]\nu0 = 1\n", "t.toml");
   const auto sim = s.root().table("simulation");
   CHECK(sim.number("dt", 0.01, io::Range::positive()) == 0.02);
   CHECK(sim.integer("steps", 5, io::Range::non_negative()) == 10);
@@ -52,10 +53,12 @@ TEST_CASE("wrong types and out-of-range values name the key and what was expecte
              Contains("v.toml:2:6: simulation.dt: expected a number > 0, got -0.01"));
   CHECK_THAT(error_of([&] { sim.integer("steps", 1, io::Range::non_negative()); }),
              Contains("v.toml:3:9: simulation.steps: expected an integer >= 0, got a string \"many\""));
-  CHECK_THAT(error_of([&] { sim.integer("seed", 1); }), Contains("simulation.seed: expected an integer, got the number 1.5"));
+  CHECK_THAT(error_of([&] { sim.integer("seed", 1); }),
+             Contains("simulation.seed: expected an integer, got the number 1.5"));
   CHECK_THAT(error_of([&] { sim.string("model", "epidermis", {"epidermis"}); }),
              Contains("expected one of \"epidermis\", got \"epidermiss\""));
-  CHECK_THAT(error_of([&] { sim.boolean("flag", false); }), Contains("expected true or false, got the integer 3"));
+  CHECK_THAT(error_of([&] { sim.boolean("flag", false); }),
+             Contains("expected true or false, got the integer 3"));
   CHECK_THAT(error_of([&] { sim.table("dt"); }), Contains("simulation.dt: expected a table"));
 }
 
@@ -64,7 +67,8 @@ TEST_CASE("missing files and invalid TOML are input errors", "[scenario]") {
              Contains("/nonexistent/scenario.toml: scenario file not found"));
   CHECK_THAT(error_of([] { io::Scenario::from_string("[simulation\ndt = 1\n", "broken.toml"); }),
              Contains("broken.toml:1:"));
-  CHECK_THAT(error_of([] { io::Scenario::from_string("a = 1\na = 2\n", "dup.toml"); }), Contains("dup.toml:2:"));
+  CHECK_THAT(error_of([] { io::Scenario::from_string("a = 1\na = 2\n", "dup.toml"); }),
+             Contains("dup.toml:2:"));
 }
 
 TEST_CASE("Range describes itself", "[scenario]") {

@@ -26,7 +26,8 @@ std::unique_ptr<Recorder> recorder(std::string id, std::vector<std::string>* log
 }
 }  // namespace
 
-TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hooks after due steps", "[schedule]") {
+TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hooks after due steps",
+          "[schedule]") {
   World w(Box{}, 0);
   std::vector<std::string> log;
   Schedule s;

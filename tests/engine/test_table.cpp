@@ -26,7 +26,8 @@ TEST_CASE("capacity growth keeps every row of every column intact on host and de
     t.download();
     for (std::size_t r = 0; r < rows; ++r) {
       REQUIRE(id.host(r) == static_cast<std::int64_t>(1000 + r));
-      for (int c = 0; c < 3; ++c) REQUIRE(species.host(r, c) == static_cast<float>(r) + 0.25f * static_cast<float>(c));
+      for (int c = 0; c < 3; ++c)
+        REQUIRE(species.host(r, c) == static_cast<float>(r) + 0.25f * static_cast<float>(c));
     }
   }
   CHECK(t.capacity() >= rows);

@@ -1,7 +1,7 @@
 // VTK XML output: consistent appended-data offsets, atomic writes. (Readability by an independent
 // reader, meshio, is checked in tests/scenarios.)
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -31,36 +31,59 @@ fs::path temp_dir(const std::string& name) {
 }
 }  // namespace
 
-TEST_CASE("a .vtu point cloud has one appended block per array at the declared offsets", "[vtk]") {
+namespace {
+/// Independent RFC 4648 decoder.
+std::vector<unsigned char> from_base64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<unsigned char> out;
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (char ch : text) {
+    if (ch == '=') break;
+    buffer = (buffer << 6) | static_cast<std::uint32_t>(alphabet.find(ch));
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<unsigned char>((buffer >> bits) & 0xFF));
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("a .vtu point cloud holds every array as a base64 byte count followed by its bytes", "[vtk]") {
   const auto dir = temp_dir("vtu");
   const std::vector<float> points{0, 0, 0, 1, 2, 3, 4, 5, 6};
   const std::vector<std::int64_t> ids{10, 11, 12};
   const std::vector<float> values{0.5f, 1.5f, 2.5f};
-  io::write_vtu_points(dir / "p.vtu", points, {io::VtkArray::of("id", ids), io::VtkArray::of("v", values)});
+  const std::vector<std::uint8_t> flags{1, 0, 1};
+  io::write_vtu_points(
+      dir / "p.vtu", points,
+      {io::VtkArray::of("id", ids), io::VtkArray::of("v", values), io::VtkArray::of("f", flags)});
   const std::string s = slurp(dir / "p.vtu");
   CHECK(s.find("NumberOfPoints=\"3\" NumberOfCells=\"3\"") != std::string::npos);
-  const auto data_start = s.find("_", s.find("<AppendedData")) + 1;  // raw data follows the "_" marker
-  std::regex offset_re("Name=\"(\\w+)\"[^>]*offset=\"(\\d+)\"");
-  // the "v" array: 8-byte length header then 3 floats
+  std::regex array_re("Name=\"v\" format=\"binary\">([A-Za-z0-9+/=]+)</DataArray>");
   std::smatch m;
-  std::string rest = s.substr(0, data_start);
-  bool found_v = false;
-  for (std::sregex_iterator it(rest.begin(), rest.end(), offset_re), end; it != end; ++it) {
-    if ((*it)[1] != "v") continue;
-    found_v = true;
-    const auto off = data_start + std::stoull((*it)[2]);
-    std::uint64_t bytes = 0;
-    std::memcpy(&bytes, s.data() + off, 8);
-    REQUIRE(bytes == 12);
-    float v[3];
-    std::memcpy(v, s.data() + off + 8, 12);
-    CHECK(v[0] == 0.5f);
-    CHECK(v[2] == 2.5f);
-  }
-  CHECK(found_v);
-  for (const auto& entry : fs::directory_iterator(dir)) CHECK(entry.path().filename() == "p.vtu");  // no temporaries
-  CHECK_THROWS_AS(io::write_vtu_points(dir / "bad.vtu", points, {io::VtkArray::of("short", std::vector<float>{1.0f})}),
-                  std::invalid_argument);
+  REQUIRE(std::regex_search(s, m, array_re));
+  const std::string text = m[1];
+  // the 8-byte header is encoded on its own: 12 characters
+  const auto header = from_base64(text.substr(0, 12));
+  REQUIRE(header.size() == 8);
+  std::uint64_t bytes = 0;
+  std::memcpy(&bytes, header.data(), 8);
+  REQUIRE(bytes == 12);
+  const auto data = from_base64(text.substr(12));
+  REQUIRE(data.size() == 12);
+  float v[3];
+  std::memcpy(v, data.data(), 12);
+  CHECK(v[0] == 0.5f);
+  CHECK(v[1] == 1.5f);
+  CHECK(v[2] == 2.5f);
+  for (const auto& entry : fs::directory_iterator(dir))
+    CHECK(entry.path().filename() == "p.vtu");  // no temporaries
+  CHECK_THROWS_AS(
+      io::write_vtu_points(dir / "bad.vtu", points, {io::VtkArray::of("short", std::vector<float>{1.0f})}),
+      std::invalid_argument);
   fs::remove_all(dir);
 }
 

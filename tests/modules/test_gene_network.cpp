@@ -63,7 +63,8 @@ void add_cell(World& w, float x, float y, float z, bool adhesive, float z_adh = 
   const auto c = w.add_cell_host();
   const float o = 0.1f;
   if (adhesive) {
-    for (int k = 0; k < 4; ++k) w.add_element_host(c, x + (k % 2 ? o : -o), y + (k / 2 ? o : -o), z_adh, kAdhesiveElement);
+    for (int k = 0; k < 4; ++k)
+      w.add_element_host(c, x + (k % 2 ? o : -o), y + (k / 2 ? o : -o), z_adh, kAdhesiveElement);
   } else {
     for (int k = 0; k < 4; ++k) w.add_element_host(c, x + (k % 2 ? o : -o), y + (k / 2 ? o : -o), z, 0);
   }
@@ -82,17 +83,23 @@ TEST_CASE("gene network right-hand side matches the seed's equations with Table 
     std::array<double, 7> ds{};
     gene_network_rhs(s.data(), mN, mD, mB, defaults.rates, ds.data());
     const auto expected = seed_rhs(s, mN, mD, mB);
-    for (int k = 0; k < 7; ++k) REQUIRE(ds[static_cast<std::size_t>(k)] == Approx(expected[static_cast<std::size_t>(k)]).epsilon(1e-12).margin(1e-14));
+    for (int k = 0; k < 7; ++k)
+      REQUIRE(ds[static_cast<std::size_t>(k)] ==
+              Approx(expected[static_cast<std::size_t>(k)]).epsilon(1e-12).margin(1e-14));
     // the single-precision path used by the kernels agrees
     std::array<float, 7> sf{}, dsf{};
-    for (int k = 0; k < 7; ++k) sf[static_cast<std::size_t>(k)] = static_cast<float>(s[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < 7; ++k)
+      sf[static_cast<std::size_t>(k)] = static_cast<float>(s[static_cast<std::size_t>(k)]);
     gene_network_rhs(sf.data(), static_cast<float>(mN), static_cast<float>(mD), static_cast<float>(mB),
                      defaults.rates.as<float>(), dsf.data());
-    for (int k = 0; k < 7; ++k) REQUIRE(dsf[static_cast<std::size_t>(k)] == Approx(expected[static_cast<std::size_t>(k)]).epsilon(1e-4).margin(1e-5));
+    for (int k = 0; k < 7; ++k)
+      REQUIRE(dsf[static_cast<std::size_t>(k)] ==
+              Approx(expected[static_cast<std::size_t>(k)]).epsilon(1e-4).margin(1e-5));
   }
 }
 
-TEST_CASE("one network step equals an independent RK2 step with neighbour means and the adhesion input", "[gene_network]") {
+TEST_CASE("one network step equals an independent RK2 step with neighbour means and the adhesion input",
+          "[gene_network]") {
   World w(Box{6.0f, 6.0f, true, true, true}, kSpeciesCount);
   add_cell(w, 0.2f, 0.2f, 1.0f, true, 0.3f);  // neighbours: cells 1 and 2 (across the periodic corner)
   add_cell(w, 5.5f, 0.4f, 1.0f, false);
@@ -123,12 +130,17 @@ TEST_CASE("one network step equals an independent RK2 step with neighbour means 
   s[1][6] = s[2][6] = 0.0;
   s[3][6] = 4 * 0.45;
   const std::vector<std::vector<int>> nb{{1, 2}, {0, 2}, {0, 1}, {}};
-  auto stage = [&](const std::vector<std::array<double, 7>>& eval, const std::vector<std::array<double, 7>>& base, double h) {
+  auto stage = [&](const std::vector<std::array<double, 7>>& eval,
+                   const std::vector<std::array<double, 7>>& base, double h) {
     std::vector<std::array<double, 7>> out(4);
     for (std::size_t c = 0; c < 4; ++c) {
       double mN = 0, mD = 0, mB = 0;
-      for (int j : nb[c]) mN += eval[static_cast<std::size_t>(j)][0], mD += eval[static_cast<std::size_t>(j)][1], mB += eval[static_cast<std::size_t>(j)][2];
-      if (!nb[c].empty()) mN /= static_cast<double>(nb[c].size()), mD /= static_cast<double>(nb[c].size()), mB /= static_cast<double>(nb[c].size());
+      for (int j : nb[c])
+        mN += eval[static_cast<std::size_t>(j)][0], mD += eval[static_cast<std::size_t>(j)][1],
+            mB += eval[static_cast<std::size_t>(j)][2];
+      if (!nb[c].empty())
+        mN /= static_cast<double>(nb[c].size()), mD /= static_cast<double>(nb[c].size()),
+            mB /= static_cast<double>(nb[c].size());
       const auto d = seed_rhs(eval[c], mN, mD, mB);
       for (std::size_t k = 0; k < 7; ++k) out[c][k] = std::max(0.0, base[c][k] + h * d[k]);
     }
@@ -138,13 +150,16 @@ TEST_CASE("one network step equals an independent RK2 step with neighbour means 
   const auto next = stage(mid, s, dt);
   for (std::size_t c = 0; c < 4; ++c)
     for (int k = 0; k < kSpeciesCount; ++k)
-      REQUIRE(w.species.host(c, k) == Approx(next[c][static_cast<std::size_t>(k)]).epsilon(2e-5).margin(1e-6));
+      REQUIRE(w.species.host(c, k) ==
+              Approx(next[c][static_cast<std::size_t>(k)]).epsilon(2e-5).margin(1e-6));
 }
 
-TEST_CASE("steady states: an adherent cell is basal (high Ovol2), a free cell suprabasal (high Ovol1)", "[gene_network]") {
+TEST_CASE("steady states: an adherent cell is basal (high Ovol2), a free cell suprabasal (high Ovol1)",
+          "[gene_network]") {
   World w(Box{0, 0, false, false, true}, kSpeciesCount);
-  add_cell(w, 0.0f, 0.0f, 0.3f, true, 0.75f);  // A = 4 * 0.75 = 3, as 10 adhesive elements at the Morse minimum
-  add_cell(w, 10.0f, 0.0f, 3.0f, false);       // no adhesive elements, A = 0
+  add_cell(w, 0.0f, 0.0f, 0.3f, true,
+           0.75f);                        // A = 4 * 0.75 = 3, as 10 adhesive elements at the Morse minimum
+  add_cell(w, 10.0f, 0.0f, 3.0f, false);  // no adhesive elements, A = 0
   w.commit();
   update_cell_centres(w);
   GeneNetworkSystem sys(GeneNetworkParams{});
@@ -167,6 +182,6 @@ TEST_CASE("steady states: an adherent cell is basal (high Ovol2), a free cell su
   // the seed's growth criterion "low Delta" selects the basal state with the default threshold
   CHECK(w.species.host(0, kDelta) < 140.0f);
   CHECK(w.species.host(1, kDelta) > 140.0f);
-  CHECK(basal[0][1] == Approx(72.46).epsilon(1e-3));   // cross-check with a SciPy integration (README)
+  CHECK(basal[0][1] == Approx(72.46).epsilon(1e-3));  // cross-check with a SciPy integration (README)
   CHECK(free[0][1] == Approx(164.1).epsilon(1e-3));
 }

@@ -51,9 +51,11 @@ TEST_CASE("the attached daughter keeps every adhesive element even when others l
   World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
   const auto c = w.add_cell_host();
   // 10 adhesive elements at the membrane's Morse minimum, 30 others of which 15 are pressed below them
-  for (int k = 0; k < 10; ++k) w.add_element_host(c, 0.1f * static_cast<float>(k), 0.0f, 0.3f, kAdhesiveElement);
+  for (int k = 0; k < 10; ++k)
+    w.add_element_host(c, 0.1f * static_cast<float>(k), 0.0f, 0.3f, kAdhesiveElement);
   for (int k = 0; k < 30; ++k)
-    w.add_element_host(c, 0.1f * static_cast<float>(k % 10), 0.2f, k < 15 ? 0.1f : 0.5f + 0.01f * static_cast<float>(k), 0);
+    w.add_element_host(c, 0.1f * static_cast<float>(k % 10), 0.2f,
+                       k < 15 ? 0.1f : 0.5f + 0.01f * static_cast<float>(k), 0);
   w.compact_host();
   const auto d = lifecycle::divide_cell(w, c);
   w.commit();
@@ -96,7 +98,8 @@ TEST_CASE("a cell without adhesive elements divides across its longest axis", "[
   World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
   const auto c = w.add_cell_host();
   for (int k = 0; k < 40; ++k)  // a rod along y
-    w.add_element_host(c, 0.05f * static_cast<float>(k % 3), 0.15f * static_cast<float>(k), 2.0f + 0.05f * static_cast<float>(k % 2), 0);
+    w.add_element_host(c, 0.05f * static_cast<float>(k % 3), 0.15f * static_cast<float>(k),
+                       2.0f + 0.05f * static_cast<float>(k % 2), 0);
   w.compact_host();
   const auto d = lifecycle::divide_cell(w, c);
   w.commit();

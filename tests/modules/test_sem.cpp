@@ -21,11 +21,15 @@ namespace {
 struct RefMorse {
   double u0, xi1, w0, xi2;
 };
-double ref_v(double r, const RefMorse& m) { return m.u0 * std::exp(-r / m.xi1) - m.w0 * std::exp(-r / m.xi2); }
+double ref_v(double r, const RefMorse& m) {
+  return m.u0 * std::exp(-r / m.xi1) - m.w0 * std::exp(-r / m.xi2);
+}
 double ref_dv(double r, const RefMorse& m) {
   return -m.u0 / m.xi1 * std::exp(-r / m.xi1) + m.w0 / m.xi2 * std::exp(-r / m.xi2);
 }
-RefMorse ref(const Morse<double>& m) { return {m.u0, m.xi1, m.w0, m.xi2}; }
+RefMorse ref(const Morse<double>& m) {
+  return {m.u0, m.xi1, m.w0, m.xi2};
+}
 
 struct Config {
   std::vector<double> x, y, z;
@@ -52,14 +56,17 @@ Config config_of(World& w) {
 /// whose force is the repulsive part of Morse (V(r) - V(r*) below the minimum r*), membrane Morse.
 double ref_energy(const Config& c, const SemParams& p) {
   const RefMorse intra = ref(p.intra), inter = ref(p.inter), adh = ref(p.adhesion);
-  const double r_star = std::log(inter.u0 * inter.xi2 / (inter.w0 * inter.xi1)) / (1 / inter.xi1 - 1 / inter.xi2);
+  const double r_star =
+      std::log(inter.u0 * inter.xi2 / (inter.w0 * inter.xi1)) / (1 / inter.xi1 - 1 / inter.xi2);
   double e = 0;
   for (std::size_t i = 0; i < c.x.size(); ++i) {
     for (std::size_t j = i + 1; j < c.x.size(); ++j) {
       const double dx = test::min_image(c.x[i] - c.x[j], c.lx), dy = test::min_image(c.y[i] - c.y[j], c.ly);
       const double r = std::sqrt(dx * dx + dy * dy + (c.z[i] - c.z[j]) * (c.z[i] - c.z[j]));
-      if (c.cell[i] == c.cell[j]) e += ref_v(r, intra);
-      else if (r < r_star) e += ref_v(r, inter) - ref_v(r_star, inter);
+      if (c.cell[i] == c.cell[j])
+        e += ref_v(r, intra);
+      else if (r < r_star)
+        e += ref_v(r, inter) - ref_v(r_star, inter);
     }
     if (c.type[i] == kAdhesiveElement) e += ref_v(c.z[i], adh);
   }
@@ -124,7 +131,6 @@ double max_abs_diff(const Forces& f, const std::vector<double>& rx, const std::v
   return worst;
 }
 
-
 }  // namespace
 
 TEST_CASE("Morse force equals the negative numerical gradient of the potential", "[sem]") {
@@ -134,10 +140,12 @@ TEST_CASE("Morse force equals the negative numerical gradient of the potential",
       const double h = 1e-6;
       const double numeric = -(morse_potential(r + h, m) - morse_potential(r - h, m)) / (2 * h);
       REQUIRE(morse_force(r, m) == Approx(numeric).epsilon(1e-7).margin(1e-9));
-      const double numeric_pos = -(positive_morse_potential(r + h, m) - positive_morse_potential(r - h, m)) / (2 * h);
+      const double numeric_pos =
+          -(positive_morse_potential(r + h, m) - positive_morse_potential(r - h, m)) / (2 * h);
       REQUIRE(positive_morse_force(r, m) == Approx(numeric_pos).epsilon(1e-6).margin(1e-8));
       // the single-precision kernel path agrees with double
-      REQUIRE(morse_force(static_cast<float>(r), m.as<float>()) == Approx(morse_force(r, m)).epsilon(1e-5).margin(1e-6));
+      REQUIRE(morse_force(static_cast<float>(r), m.as<float>()) ==
+              Approx(morse_force(r, m)).epsilon(1e-5).margin(1e-6));
     }
     // force vanishes at the minimum; repulsive inside, attractive outside
     const double r_star = morse_minimum(m);
@@ -179,7 +187,7 @@ TEST_CASE("cell-list forces equal all-pairs forces on random configurations", "[
     World w(Box{l, l, true, true, true}, 0);
     random_tissue(w, 30 + 10 * static_cast<int>(seed), 20, 3.0f, seed);
     SemParams p;
-    if (seed == 3) p.bin_size = 0.7;  // larger bins: more candidates, same answer
+    if (seed == 3) p.bin_size = 0.7;      // larger bins: more candidates, same answer
     if (seed == 4) p.inter_cutoff = 0.1;  // a cutoff below the minimum truncates the force
     SemSystem sys(p);
     const Forces f = engine_forces(w, sys);
@@ -193,13 +201,17 @@ TEST_CASE("cell-list forces equal all-pairs forces on random configurations", "[
   }
 }
 
-TEST_CASE("periodic images interact across the x/y boundary exactly as the unwrapped configuration", "[sem]") {
+TEST_CASE("periodic images interact across the x/y boundary exactly as the unwrapped configuration",
+          "[sem]") {
   // two touching cells; unwrapped in an open box, then translated so that they straddle the corner of
   // a periodic box
-  const std::vector<std::array<float, 3>> a{{0.0f, 0.0f, 2.0f}, {0.3f, 0.05f, 2.05f}, {0.1f, 0.28f, 1.9f},
-                                            {-0.12f, 0.15f, 2.25f}, {0.2f, -0.2f, 2.1f}};
-  const std::vector<std::array<float, 3>> b{{0.42f, 0.1f, 2.0f}, {0.65f, 0.3f, 2.1f}, {0.6f, -0.1f, 1.9f},
-                                            {0.8f, 0.12f, 2.2f}};
+  const std::vector<std::array<float, 3>> a{{0.0f, 0.0f, 2.0f},
+                                            {0.3f, 0.05f, 2.05f},
+                                            {0.1f, 0.28f, 1.9f},
+                                            {-0.12f, 0.15f, 2.25f},
+                                            {0.2f, -0.2f, 2.1f}};
+  const std::vector<std::array<float, 3>> b{
+      {0.42f, 0.1f, 2.0f}, {0.65f, 0.3f, 2.1f}, {0.6f, -0.1f, 1.9f}, {0.8f, 0.12f, 2.2f}};
   const auto build = [&](World& w, float tx, float ty) {
     const auto ca = w.add_cell_host();
     const auto cb = w.add_cell_host();
@@ -262,16 +274,20 @@ TEST_CASE("a single cell of 20 elements relaxes to a stable compact shape", "[se
   for (std::size_t i = 0; i < after.x.size(); ++i) {
     moved = std::max(moved, std::abs(after.x[i] - before.x[i]) + std::abs(after.y[i] - before.y[i]) +
                                 std::abs(after.z[i] - before.z[i]));
-    rg2 += std::pow(after.x[i] - centre[0], 2) + std::pow(after.y[i] - centre[1], 2) + std::pow(after.z[i] - centre[2], 2);
+    rg2 += std::pow(after.x[i] - centre[0], 2) + std::pow(after.y[i] - centre[1], 2) +
+           std::pow(after.z[i] - centre[2], 2);
     for (std::size_t j = i + 1; j < after.x.size(); ++j)
-      d_min = std::min(d_min, std::sqrt(std::pow(after.x[i] - after.x[j], 2) + std::pow(after.y[i] - after.y[j], 2) +
-                                        std::pow(after.z[i] - after.z[j], 2)));
+      d_min = std::min(d_min,
+                       std::sqrt(std::pow(after.x[i] - after.x[j], 2) + std::pow(after.y[i] - after.y[j], 2) +
+                                 std::pow(after.z[i] - after.z[j], 2)));
   }
   const Forces f = engine_forces(w, sys);
   double f_max = 0;
-  for (std::size_t i = 0; i < f.x.size(); ++i) f_max = std::max({f_max, std::abs(double(f.x[i])), std::abs(double(f.y[i])), std::abs(double(f.z[i]))});
+  for (std::size_t i = 0; i < f.x.size(); ++i)
+    f_max = std::max({f_max, std::abs(double(f.x[i])), std::abs(double(f.y[i])), std::abs(double(f.z[i]))});
   const double rg = std::sqrt(rg2 / static_cast<double>(after.x.size()));
-  INFO("moved " << moved << ", max force " << f_max << ", radius of gyration " << rg << ", closest pair " << d_min);
+  INFO("moved " << moved << ", max force " << f_max << ", radius of gyration " << rg << ", closest pair "
+                << d_min);
   CHECK(moved < 1e-3);
   CHECK(f_max < 1e-3);
   // compact: all 190 pairs attract, so the cell is denser than the pair minimum (0.304) suggests, but the
@@ -310,13 +326,14 @@ TEST_CASE("two cells repel but do not pass through each other", "[sem]") {
       if (c.cell[i] == 0 && c.cell[j] == 1)
         closest = std::min(closest, std::sqrt(std::pow(c.x[i] - c.x[j], 2) + std::pow(c.y[i] - c.y[j], 2) +
                                               std::pow(c.z[i] - c.z[j], 2)));
-  INFO("separation " << d0 << " -> " << d << ", closest inter-cell pair " << closest << ", crossed " << crossed);
+  INFO("separation " << d0 << " -> " << d << ", closest inter-cell pair " << closest << ", crossed "
+                     << crossed);
   CHECK(crossed == 0);
   const double range = morse_minimum(p.inter);  // the intercellular force vanishes beyond it
   CHECK(d_min >= d0 - 1e-3);                    // they never approach
   CHECK(d > d0 + 0.1);                          // they were pushed apart
-  CHECK(closest > 0.95 * range);                // the overlap was resolved (the force fades towards the range)
-  CHECK(d < 1.5);                               // and they stop: no force acts beyond that range
+  CHECK(closest > 0.95 * range);  // the overlap was resolved (the force fades towards the range)
+  CHECK(d < 1.5);                 // and they stop: no force acts beyond that range
 }
 
 TEST_CASE("the RK2 step converges at second order", "[sem]") {
@@ -328,7 +345,8 @@ TEST_CASE("the RK2 step converges at second order", "[sem]") {
   const int fine = 20000;
   for (int k = 0; k < fine; ++k) {
     const double h = t_end / fine;
-    const double k1 = rhs(r_ref), k2 = rhs(r_ref + 0.5 * h * k1), k3 = rhs(r_ref + 0.5 * h * k2), k4 = rhs(r_ref + h * k3);
+    const double k1 = rhs(r_ref), k2 = rhs(r_ref + 0.5 * h * k1), k3 = rhs(r_ref + 0.5 * h * k2),
+                 k4 = rhs(r_ref + h * k3);
     r_ref += h / 6 * (k1 + 2 * k2 + 2 * k3 + k4);
   }
   std::vector<double> errors;

@@ -43,7 +43,7 @@ def main():
         for name in ["cell_id", "element_type", "suprabasal", *species]:
             assert name in em.point_data, f"{ef}: no point array {name}"
             assert len(em.point_data[name]) == n_el
-        for name in ["cell_id", "element_count", "suprabasal", *species]:
+        for name in ["cell_id", "element_count", "adhesive_elements", "suprabasal", *species]:
             assert name in cm.point_data, f"{cf}: no point array {name}"
         ids_el = np.unique(em.point_data["cell_id"])
         ids_cells = np.sort(cm.point_data["cell_id"])
@@ -51,6 +51,9 @@ def main():
         assert cm.point_data["element_count"].sum() == n_el
         counts = np.bincount(np.searchsorted(ids_cells, em.point_data["cell_id"]), minlength=n_cells)
         assert np.array_equal(counts, cm.point_data["element_count"]), "element counts disagree"
+        adhesive = np.bincount(np.searchsorted(ids_cells, em.point_data["cell_id"]),
+                               weights=(em.point_data["element_type"] == 1), minlength=n_cells)
+        assert np.array_equal(adhesive, cm.point_data["adhesive_elements"]), "adhesive counts disagree"
         assert np.all(np.isfinite(em.points)) and em.points[:, 2].min() >= 0.0
         assert em.points[:, 0].min() >= 0.0 and em.points[:, 1].min() >= 0.0
         for name in species:
