@@ -13,6 +13,29 @@ TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> s
       element_series_(dir_ / "elements.pvd"),
       cell_series_(dir_ / "cells.pvd") {}
 
+namespace {
+
+/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): stable id, state, species.
+std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner,
+                                   const std::vector<std::string>& species_names, int n_species) {
+  const std::size_t n = owner.size();
+  std::vector<std::int64_t> cell_id(n);
+  std::vector<std::uint8_t> state(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    cell_id[i] = w.cell_id.host(owner[i]);
+    state[i] = (w.flags.host(owner[i]) & cell_flags::suprabasal) ? 1 : 0;
+  }
+  std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("suprabasal", state)};
+  for (int s = 0; s < n_species; ++s) {
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = w.species.host(owner[i], s);
+    arrays.push_back(VtkArray::of(species_names[static_cast<std::size_t>(s)], v));
+  }
+  return arrays;
+}
+
+}  // namespace
+
 void TissueWriter::write(World& w) {
   char tag[32];
   std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(w.step));
@@ -22,54 +45,37 @@ void TissueWriter::write(World& w) {
 
   if (elements_) {
     std::vector<float> points(3 * n_el);
-    std::vector<std::int64_t> cell_id(n_el);
+    std::vector<std::size_t> owner(n_el);
     std::vector<std::int32_t> type(n_el);
-    std::vector<std::uint8_t> state(n_el);
     for (std::size_t e = 0; e < n_el; ++e) {
-      const auto c = static_cast<std::size_t>(w.cell.host(e));
       points[3 * e] = w.x.host(e);
       points[3 * e + 1] = w.y.host(e);
       points[3 * e + 2] = w.z.host(e);
-      cell_id[e] = w.cell_id.host(c);
+      owner[e] = static_cast<std::size_t>(w.cell.host(e));
       type[e] = w.type.host(e);
-      state[e] = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
     }
-    std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("element_type", type),
-                                 VtkArray::of("suprabasal", state)};
-    for (int s = 0; s < n_species; ++s) {
-      std::vector<float> v(n_el);
-      for (std::size_t e = 0; e < n_el; ++e)
-        v[e] = w.species.host(static_cast<std::size_t>(w.cell.host(e)), s);
-      arrays.push_back(VtkArray::of(species_names_[static_cast<std::size_t>(s)], v));
-    }
+    auto arrays = owner_arrays(w, owner, species_names_, n_species);
+    arrays.push_back(VtkArray::of("element_type", type));
     const std::string file = std::string("elements_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     element_series_.add(w.time, file);
   }
   if (cells_) {
     std::vector<float> points(3 * n_cells);
-    std::vector<std::int64_t> cell_id(n_cells);
-    std::vector<std::int32_t> count(n_cells);
-    std::vector<std::uint8_t> state(n_cells);
-    std::vector<std::int32_t> adhesive(n_cells, 0);
+    std::vector<std::size_t> owner(n_cells);
+    std::vector<std::int32_t> count(n_cells), adhesive(n_cells, 0);
     for (std::size_t e = 0; e < n_el; ++e)
       if (w.type.host(e) == kAdhesiveElement) ++adhesive[static_cast<std::size_t>(w.cell.host(e))];
     for (std::size_t c = 0; c < n_cells; ++c) {
       points[3 * c] = w.cx.host(c);
       points[3 * c + 1] = w.cy.host(c);
       points[3 * c + 2] = w.cz.host(c);
-      cell_id[c] = w.cell_id.host(c);
+      owner[c] = c;
       count[c] = w.count.host(c);
-      state[c] = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
     }
-    std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("element_count", count),
-                                 VtkArray::of("adhesive_elements", adhesive),
-                                 VtkArray::of("suprabasal", state)};
-    for (int s = 0; s < n_species; ++s) {
-      std::vector<float> v(n_cells);
-      for (std::size_t c = 0; c < n_cells; ++c) v[c] = w.species.host(c, s);
-      arrays.push_back(VtkArray::of(species_names_[static_cast<std::size_t>(s)], v));
-    }
+    auto arrays = owner_arrays(w, owner, species_names_, n_species);
+    arrays.push_back(VtkArray::of("element_count", count));
+    arrays.push_back(VtkArray::of("adhesive_elements", adhesive));
     const std::string file = std::string("cells_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     cell_series_.add(w.time, file);
