@@ -44,8 +44,9 @@ struct RunOptions {
   bool overwrite = false;
 };
 
+/// --backend, or by default cuda where compiled in and a device is present, else cpu.
 void select_backend(const std::string& name) {
-  exec::Backend b = exec::cuda_compiled() ? exec::Backend::cuda : exec::Backend::cpu;
+  exec::Backend b = exec::cuda_available() ? exec::Backend::cuda : exec::Backend::cpu;
   if (!name.empty()) {
     try {
       b = exec::parse_backend(name);
@@ -144,7 +145,7 @@ int main(int argc, char** argv) {
   RunOptions opt;
   auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
   run_cmd->add_option("scenario", opt.scenario, "scenario file (TOML)")->required();
-  run_cmd->add_option("--backend", opt.backend, "cpu or cuda (default: cuda when compiled in, else cpu)");
+  run_cmd->add_option("--backend", opt.backend, "cpu or cuda (default: cuda when compiled in and a GPU is present)");
   const auto non_negative = CLI::Validator(
       [](std::string& v) {
         return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
