@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <sstream>
 
 #include "engine/core/cell_centres.hpp"
@@ -52,21 +53,63 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t s
   return sim;
 }
 
+std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
+                                 const std::vector<float>& cz, const Box& box, double width, double height) {
+  const std::size_t n = cz.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cz[a] < cz[b]; });
+  std::vector<int> layer(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t b = order[k];
+    for (std::size_t j = 0; j < k; ++j) {  // every cell lower than b
+      const std::size_t a = order[j];
+      if (cz[b] - cz[a] <= 0.5 * height) continue;
+      const double dx = box.min_image_x(cx[b] - cx[a]), dy = box.min_image_y(cy[b] - cy[a]);
+      if (dx * dx + dy * dy < width * width) layer[b] = std::max(layer[b], layer[a] + 1);
+    }
+  }
+  return layer;
+}
+
+namespace {
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+}  // namespace
+
 Summary summarize(World& w) {
   Summary s;
   s.cells = w.cells.size();
   s.elements = w.elements.size();
-  std::vector<double> adherent_heights;
-  std::vector<bool> adherent(s.cells, false);
-  for (std::size_t e = 0; e < s.elements; ++e) {
-    if (w.type.host(e) == kAdhesiveElement) adherent[static_cast<std::size_t>(w.cell.host(e))] = true;
-    s.max_height = std::max(s.max_height, static_cast<double>(w.z.host(e)));
-  }
   const bool network = w.species_count() > grn::kOvol1;
+  std::vector<double> widths, heights;
+  std::vector<float> cx(s.cells), cy(s.cells), cz(s.cells);
   for (std::size_t c = 0; c < s.cells; ++c) {
-    if (adherent[c]) {
+    const auto first = static_cast<std::size_t>(w.first.host(c));
+    const auto count = static_cast<std::size_t>(w.count.host(c));
+    bool adherent = false;
+    double lo = 1e30, hi = -1e30, radius = 0.0;
+    for (std::size_t e = first; e < first + count; ++e) {
+      adherent = adherent || w.type.host(e) == kAdhesiveElement;
+      lo = std::min(lo, static_cast<double>(w.z.host(e)));
+      hi = std::max(hi, static_cast<double>(w.z.host(e)));
+      const double dx = w.box.min_image_x(w.x.host(e) - w.cx.host(c));
+      const double dy = w.box.min_image_y(w.y.host(e) - w.cy.host(c));
+      radius = std::max(radius, std::sqrt(dx * dx + dy * dy));
+    }
+    if (count > 0) {
+      heights.push_back(hi - lo);
+      widths.push_back(2.0 * radius);
+      s.max_height = std::max(s.max_height, hi);
+    }
+    cx[c] = w.cx.host(c);
+    cy[c] = w.cy.host(c);
+    cz[c] = w.cz.host(c);
+    if (adherent) {
       ++s.adherent;
-      adherent_heights.push_back(w.cz.host(c));
     } else {
       ++s.non_adherent;
       if (network && w.species.host(c, grn::kOvol1) > w.species.host(c, grn::kOvol2))
@@ -74,22 +117,16 @@ Summary summarize(World& w) {
     }
     if (w.flags.host(c) & cell_flags::suprabasal) ++s.suprabasal;
   }
-  if (!adherent_heights.empty()) {
-    std::nth_element(adherent_heights.begin(), adherent_heights.begin() + adherent_heights.size() / 2,
-                     adherent_heights.end());
-    s.layer_thickness = 2.0 * adherent_heights[adherent_heights.size() / 2];
+  s.cell_width = median(widths);
+  s.cell_height = median(heights);
+  for (int l : stacking_layers(cx, cy, cz, w.box, s.cell_width, s.cell_height)) {
+    const auto layer = static_cast<std::size_t>(l);
+    if (layer >= s.cells_per_layer.size()) s.cells_per_layer.resize(layer + 1, 0);
+    ++s.cells_per_layer[layer];
   }
-  if (s.layer_thickness > 0.0) {
-    for (std::size_t c = 0; c < s.cells; ++c) {
-      const auto layer =
-          static_cast<std::size_t>(std::max(0.0, std::floor(w.cz.host(c) / s.layer_thickness)));
-      if (layer >= s.cells_per_layer.size()) s.cells_per_layer.resize(layer + 1, 0);
-      ++s.cells_per_layer[layer];
-    }
-    for (std::size_t l = 0; l < s.cells_per_layer.size(); ++l) {
-      if (static_cast<double>(s.cells_per_layer[l]) < 0.05 * static_cast<double>(s.cells)) break;
-      s.layers = static_cast<int>(l) + 1;
-    }
+  for (std::size_t l = 0; l < s.cells_per_layer.size(); ++l) {
+    if (static_cast<double>(s.cells_per_layer[l]) < 0.05 * static_cast<double>(s.cells)) break;
+    s.layers = static_cast<int>(l) + 1;
   }
   return s;
 }
@@ -99,9 +136,10 @@ std::string format(const Summary& s) {
   out << "cells " << s.cells << " (elements " << s.elements << "), adherent " << s.adherent
       << ", non-adherent " << s.non_adherent << " of which high-Ovol1 " << s.suprabasal_high_ovol1
       << "; suprabasal state " << s.suprabasal << "\n";
-  out << "layers " << s.layers << " (thickness " << s.layer_thickness << ", cells per layer from the bottom:";
+  out << "layers " << s.layers << " (cells stacked on cells; per layer from the bottom:";
   for (auto n : s.cells_per_layer) out << " " << n;
-  out << "), tissue height " << s.max_height;
+  out << "; cell width " << s.cell_width << ", height " << s.cell_height << "), tissue height "
+      << s.max_height;
   return out.str();
 }
 

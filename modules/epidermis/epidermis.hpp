@@ -19,19 +19,31 @@ namespace tissue::epidermis {
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t seed);
 
 /// Stratification statistics of the current host mirrors.
+///
+/// Layers by stacking: cell B rests on cell A when their centres are closer than one cell width
+/// horizontally (minimum image) and B's centre is more than half a cell height above A's; a cell's layer
+/// is 0 when it rests on no cell, else 1 + the largest layer of the cells it rests on. Cell width and
+/// height are the medians over cells of their elements' horizontal and vertical extents. O(cells^2).
 struct Summary {
   std::size_t cells = 0;
   std::size_t elements = 0;
   std::size_t adherent = 0;               ///< cells with at least one adhesive element
-  std::size_t suprabasal = 0;             ///< cells in the high-Ovol1 state
+  std::size_t suprabasal = 0;             ///< cells in the high-Ovol1 state (flag)
   std::size_t suprabasal_high_ovol1 = 0;  ///< non-adherent cells with O1 > O2
   std::size_t non_adherent = 0;
-  double layer_thickness = 0;  ///< 2 x median centre height of adherent cells [length]
-  int layers = 0;              ///< layers from the bottom holding >= 5 % of the cells
-  std::vector<std::size_t> cells_per_layer;
-  double max_height = 0;  ///< highest element [length]
+  double cell_width = 0;                     ///< median horizontal extent of a cell [length]
+  double cell_height = 0;                    ///< median vertical extent of a cell [length]
+  std::vector<std::size_t> cells_per_layer;  ///< cells in layer 0, 1, ...
+  int layers = 0;                            ///< layers from the bottom holding >= 5 % of the cells
+  double max_height = 0;                     ///< highest element [length]
 };
 Summary summarize(World& world);
+
+/// Layer of each cell by stacking (see Summary), from centres and cell width/height [length].
+std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
+                                 const std::vector<float>& cz, const Box& box, double width, double height);
+
+/// Multi-line text of a Summary.
 std::string format(const Summary& s);
 
 }  // namespace tissue::epidermis
