@@ -47,6 +47,12 @@ double peak_bandwidth_gbs() {
   return 2.0 * clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
 }
 
+std::size_t free_memory_bytes() {
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  return free;
+}
+
 void synchronize() {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }

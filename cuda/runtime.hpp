@@ -17,6 +17,8 @@ void initialize();
 std::string device_name();
 /// Theoretical DRAM bandwidth of the current device [GB/s]: 2 x memory clock x bus width.
 double peak_bandwidth_gbs();
+/// Free memory of the current device [bytes] (cudaMemGetInfo).
+std::size_t free_memory_bytes();
 /// cudaDeviceSynchronize, with error check.
 void synchronize();
 

@@ -1,30 +1,31 @@
 #include "modules/models.hpp"
 
 #include "modules/epidermis/epidermis.hpp"
+#include "modules/grid_rd/grid_rd_model.hpp"
 
 namespace tissue {
 
-std::vector<std::string> model_names() {
-  return {"epidermis"};
-}
+std::vector<std::string> model_names() { return {"epidermis", "grid_rd"}; }
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   const auto root = scenario.root();
   const auto sim_table = root.table("simulation");
   const std::string model = sim_table.string("model", "epidermis", model_names());
-  const double dt = sim_table.number("dt", 0.01, io::Range::positive());
-  const std::int64_t steps = sim_table.integer("steps", 1000, io::Range::non_negative());
-  const auto seed = static_cast<std::uint64_t>(sim_table.integer("seed", 1, io::Range::non_negative()));
+  ModelSettings settings;
+  settings.dt = sim_table.number("dt", model == "grid_rd" ? 1.0 : 0.01, io::Range::positive());
+  settings.steps = sim_table.integer("steps", 1000, io::Range::non_negative());
+  settings.seed = static_cast<std::uint64_t>(sim_table.integer("seed", 1, io::Range::non_negative()));
+  settings.precision = sim_table.string("precision", "float", {"float", "double"});
+  settings.where_precision = sim_table.where("precision");
+  settings.where_dt = sim_table.where("dt");
   const auto out = root.table("output");
-  OutputSettings output;
-  output.every = out.integer("every", output.every, io::Range::non_negative());
-  output.elements = out.boolean("elements", output.elements);
-  output.cells = out.boolean("cells", output.cells);
+  settings.output_every = out.integer("every", 1000, io::Range::non_negative());
 
-  std::unique_ptr<Simulation> sim = epidermis::build(root, seed);
-  sim->dt = dt;
-  sim->steps = steps;
-  sim->output = output;
+  std::unique_ptr<Simulation> sim =
+      model == "grid_rd" ? grid_rd::build(root, settings) : epidermis::build(root, settings);
+  sim->dt = settings.dt;
+  sim->steps = settings.steps;
+  sim->output_every = settings.output_every;
   scenario.check_unused();
   return sim;
 }

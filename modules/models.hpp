@@ -3,6 +3,7 @@
 /// The models a scenario can name in [simulation].model, and the builder that turns a scenario file
 /// into a runnable Simulation.
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,17 @@
 #include "engine/schedule/simulation.hpp"
 
 namespace tissue {
+
+/// The [simulation] and [output] settings every model shares.
+struct ModelSettings {
+  double dt = 0.01;               ///< time step [time]
+  std::int64_t steps = 1000;      ///< steps to run
+  std::uint64_t seed = 1;         ///< random seed
+  std::string precision = "float";  ///< "float" or "double"
+  std::string where_precision;    ///< file:line:column of simulation.precision, for messages
+  std::string where_dt;           ///< file:line:column of simulation.dt
+  std::int64_t output_every = 1000;
+};
 
 /// Names accepted by [simulation].model.
 std::vector<std::string> model_names();

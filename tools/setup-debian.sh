@@ -8,6 +8,7 @@ packages=(
   librandom123-dev                  # Philox counter-based random numbers
   libtomlplusplus-dev               # scenario files (toml++)
   libcli11-dev                      # command-line options
+  libpng-dev                        # PNG snapshots of 2D fields
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
 )

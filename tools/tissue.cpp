@@ -19,7 +19,6 @@
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/scenario.hpp"
-#include "engine/io/tissue_output.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
 #include "modules/models.hpp"
@@ -61,18 +60,6 @@ void select_backend(const std::string& name) {
   }
 }
 
-/// Throws NumericalError if any element coordinate is NaN or infinite.
-void check_finite(World& w) {
-  const std::size_t n = w.elements.size();
-  const std::size_t bad = exec::count_non_finite(Span<const float>(w.x.span().data(), n)) +
-                          exec::count_non_finite(Span<const float>(w.y.span().data(), n)) +
-                          exec::count_non_finite(Span<const float>(w.z.span().data(), n));
-  if (bad > 0)
-    throw NumericalError("step " + std::to_string(w.step) + ": " + std::to_string(bad) +
-                         " element coordinates are NaN or infinite; the time step is probably too large "
-                         "for the forces (reduce simulation.dt)");
-}
-
 void prepare_output_dir(const fs::path& dir, bool overwrite) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
@@ -90,48 +77,45 @@ int run(const RunOptions& opt) {
   const auto scenario = io::Scenario::from_file(opt.scenario);
   auto sim = build_simulation(scenario);
   const std::int64_t steps = opt.steps.value_or(sim->steps);
-  const std::int64_t every = opt.every.value_or(sim->output.every);
+  const std::int64_t every = opt.every.value_or(sim->output_every);
   const fs::path out = opt.out.empty() ? fs::path("runs") / fs::path(opt.scenario).stem() : fs::path(opt.out);
   prepare_output_dir(out, opt.overwrite);
 
   World& w = *sim->world;
-  std::printf(
-      "%s\nmodel %s, backend %s: %s\n%zu cells, %zu elements, %lld steps of dt = %g, output every %lld "
-      "steps to %s\n",
-      version_string().c_str(), sim->model.c_str(), std::string(exec::to_string(exec::backend())).c_str(),
-      exec::device_description().c_str(), w.cells.size(), w.elements.size(), static_cast<long long>(steps),
-      sim->dt, static_cast<long long>(every), out.string().c_str());
+  std::printf("%s\nmodel %s, backend %s: %s\n%s\n%lld steps of dt = %g, output every %lld steps to %s\n",
+              version_string().c_str(), sim->model.c_str(),
+              std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
+              sim->description.c_str(), static_cast<long long>(steps), sim->dt, static_cast<long long>(every),
+              out.string().c_str());
   std::fflush(stdout);
 
-  io::TissueWriter writer(out, sim->species_names, sim->output.elements, sim->output.cells);
-  w.download();
-  writer.write(w);
+  const auto writer = sim->make_writer(out);
+  writer->write(w);
   Progress progress(steps, ::isatty(STDERR_FILENO) != 0);
   for (std::int64_t i = 1; i <= steps; ++i) {
     sim->schedule.step(w, sim->dt);
     progress.update(i);
     if (i == steps || (every > 0 && i % every == 0)) {
-      check_finite(w);
-      w.download();
-      writer.write(w);
+      if (sim->check) sim->check(w);
+      writer->write(w);
     }
   }
   exec::synchronize();
   progress.finish(steps);
+  w.download();
   std::printf("%s\n", sim->summary ? sim->summary(w).c_str() : "");
-  std::printf("wall time %.1f s, %.1f steps/s; output in %s (open elements.pvd or cells.pvd in ParaView)\n",
-              progress.elapsed(),
-              progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0,
-              out.string().c_str());
+  std::printf(
+      "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n", progress.elapsed(),
+      progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0, out.string().c_str());
   return kOk;
 }
 
 int check(const std::string& path) {
   const auto scenario = io::Scenario::from_file(path);
   auto sim = build_simulation(scenario);
-  std::printf("%s: valid %s scenario, %zu cells, %zu elements, %lld steps of dt = %g\n%s", path.c_str(),
-              sim->model.c_str(), sim->world->cells.size(), sim->world->elements.size(),
-              static_cast<long long>(sim->steps), sim->dt, sim->schedule.describe().c_str());
+  std::printf("%s: valid %s scenario: %s; %lld steps of dt = %g\n%s", path.c_str(), sim->model.c_str(),
+              sim->description.c_str(), static_cast<long long>(sim->steps), sim->dt,
+              sim->schedule.describe().c_str());
   return kOk;
 }
 
@@ -145,7 +129,8 @@ int main(int argc, char** argv) {
   RunOptions opt;
   auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
   run_cmd->add_option("scenario", opt.scenario, "scenario file (TOML)")->required();
-  run_cmd->add_option("--backend", opt.backend, "cpu or cuda (default: cuda when compiled in and a GPU is present)");
+  run_cmd->add_option("--backend", opt.backend,
+                      "cpu or cuda (default: cuda when compiled in and a GPU is present)");
   const auto non_negative = CLI::Validator(
       [](std::string& v) {
         return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos

@@ -2,6 +2,9 @@
 
 #include <numeric>
 
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/error.hpp"
+
 namespace tissue {
 
 World::World(Box b, int species_count)
@@ -40,6 +43,7 @@ std::int32_t World::add_element_host(std::int32_t c, float px, float py, float p
 void World::download() {
   cells.download();
   elements.download();
+  for (auto& f : fields) f->download();
 }
 
 void World::commit() {
@@ -107,6 +111,17 @@ std::string World::check_consistency() const {
     return "cells cover " + std::to_string(expected_first) + " elements of " +
            std::to_string(elements.size());
   return {};
+}
+
+void check_element_positions(World& w) {
+  const std::size_t n = w.elements.size();
+  const std::size_t bad = exec::count_non_finite(Span<const float>(w.x.span().data(), n)) +
+                          exec::count_non_finite(Span<const float>(w.y.span().data(), n)) +
+                          exec::count_non_finite(Span<const float>(w.z.span().data(), n));
+  if (bad > 0)
+    throw NumericalError("step " + std::to_string(w.step) + ": " + std::to_string(bad) +
+                         " element coordinates are NaN or infinite; the time step is probably too large "
+                         "for the forces (reduce simulation.dt)");
 }
 
 }  // namespace tissue

@@ -9,10 +9,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/core/box.hpp"
+#include "engine/core/field.hpp"
 #include "engine/core/table.hpp"
 
 namespace tissue {
@@ -56,6 +58,16 @@ class World {
 
   int species_count() const { return species_count_; }
 
+  /// Fields besides the tables (grids, ...), in the order added.
+  std::vector<std::unique_ptr<FieldBase>> fields;
+  /// Adds a field; the reference stays valid for the world's lifetime.
+  template <class F>
+  F& add_field(std::unique_ptr<F> field) {
+    F& ref = *field;
+    fields.push_back(std::move(field));
+    return ref;
+  }
+
   std::int64_t step = 0;          ///< completed time steps
   double time = 0.0;              ///< simulated time [time units]
   std::int64_t next_cell_id = 0;  ///< next stable id to hand out
@@ -69,7 +81,7 @@ class World {
   /// first/count and the element order are fixed up by compact_host()/commit().
   std::int32_t add_element_host(std::int32_t c, float x, float y, float z, std::int32_t type);
 
-  /// Host mirrors <- device, both tables.
+  /// Host mirrors <- device: both tables and every field.
   void download();
   /// Host mirrors only: drops cells flagged dead and their elements, sorts elements by owning cell
   /// (stable), recomputes first/count. A hook may call it to get contiguous ranges back mid-way.
@@ -84,5 +96,9 @@ class World {
  private:
   int species_count_;
 };
+
+/// Throws NumericalError (with the step and the likely cause) if an element coordinate is NaN or
+/// infinite; a reduction on the device, no download.
+void check_element_positions(World& world);
 
 }  // namespace tissue

@@ -38,9 +38,9 @@ struct MinOp {
   TISSUE_HD float operator()(float a, float b) const { return b < a ? b : a; }
 };
 struct NonFinite {
-  TISSUE_HD bool operator()(float v) const {
-    return !(v == v) || v == std::numeric_limits<float>::infinity() ||
-           v == -std::numeric_limits<float>::infinity();
+  template <class Real>
+  TISSUE_HD bool operator()(Real v) const {
+    return !(v == v) || v == std::numeric_limits<Real>::infinity() || v == -std::numeric_limits<Real>::infinity();
   }
 };
 
@@ -144,6 +144,12 @@ float min_value(Span<const float> x) {
 }
 
 std::size_t count_non_finite(Span<const float> x) {
+  return with_policy(x.size(), [&](auto policy) {
+    return static_cast<std::size_t>(thrust::count_if(policy, x.begin(), x.end(), NonFinite{}));
+  });
+}
+
+std::size_t count_non_finite(Span<const double> x) {
   return with_policy(x.size(), [&](auto policy) {
     return static_cast<std::size_t>(thrust::count_if(policy, x.begin(), x.end(), NonFinite{}));
   });

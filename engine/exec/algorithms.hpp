@@ -54,6 +54,7 @@ float max_value(Span<const float> x);
 float min_value(Span<const float> x);
 /// Number of entries that are NaN or infinite.
 std::size_t count_non_finite(Span<const float> x);
+std::size_t count_non_finite(Span<const double> x);
 
 /// Fills x with `value`.
 template <class T>

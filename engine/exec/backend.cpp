@@ -1,6 +1,9 @@
 #include "engine/exec/backend.hpp"
 
 #include <omp.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <stdexcept>
 
@@ -72,6 +75,19 @@ double peak_bandwidth_gbs() {
   if (g_backend == Backend::cuda) return cuda::peak_bandwidth_gbs();
 #endif
   return 0.0;
+}
+
+std::size_t available_memory_bytes() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) return cuda::free_memory_bytes();
+#endif
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::size_t kb = 0;
+  std::string unit;
+  while (meminfo >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
 
 void synchronize() {

@@ -7,6 +7,7 @@
 /// executable can compare the two. The backend is process-wide and must be chosen before any
 /// DeviceBuffer is allocated; buffers remember the backend they were allocated on.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,10 @@ std::string device_description();
 
 /// Theoretical memory bandwidth of the active backend's device [GB/s]; 0 when unknown (CPU backend).
 double peak_bandwidth_gbs();
+
+/// Memory the active backend can still allocate [bytes]: free device memory on the CUDA backend,
+/// MemAvailable from /proc/meminfo on the CPU backend (total physical memory if unreadable).
+std::size_t available_memory_bytes();
 
 /// Waits until all work queued on the active backend has finished (no-op on the CPU backend).
 void synchronize();

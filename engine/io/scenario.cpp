@@ -146,6 +146,9 @@ void Scenario::check_unused() const {
         throw InputError(msg + "; the keys of each section are listed in docs/scenarios.md");
       }
       if (v.is_table()) walk(*v.as_table(), full);
+      if (const toml::array* array = v.as_array())
+        for (std::size_t i = 0; i < array->size(); ++i)
+          if (const toml::table* entry = (*array)[i].as_table()) walk(*entry, full + "[" + std::to_string(i) + "]");
     }
   };
   walk(impl_->root, "");
@@ -227,6 +230,22 @@ std::string ScenarioTable::string(std::string_view key, std::string fallback,
   if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end())
     fail(key, "expected " + expected + ", got \"" + v + "\"");
   return v;
+}
+
+std::vector<ScenarioTable> ScenarioTable::tables(std::string_view key) const {
+  std::vector<ScenarioTable> out;
+  if (!has(key)) return out;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  const toml::array* array = n->as_array();
+  if (array == nullptr) fail(key, "expected an array of tables, got " + type_name(*n));
+  const std::string full = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::table* entry = (*array)[i].as_table();
+    if (entry == nullptr) fail(key, "entry " + std::to_string(i) + ": expected a table, got " + type_name((*array)[i]));
+    out.push_back(ScenarioTable(impl_, entry, full + "[" + std::to_string(i) + "]"));
+  }
+  return out;
 }
 
 ScenarioTable ScenarioTable::table(std::string_view key) const {

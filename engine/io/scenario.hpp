@@ -78,6 +78,9 @@ class ScenarioTable {
                      const std::vector<std::string>& allowed = {}) const;
   /// Sub-table (an empty one when absent). @throws InputError when the key is not a table.
   ScenarioTable table(std::string_view key) const;
+  /// Array of tables (`key = [{...}, {...}]` or `[[key]]`), empty when absent.
+  /// @throws InputError when the key is not an array or an entry is not a table.
+  std::vector<ScenarioTable> tables(std::string_view key) const;
   /// Keys present in this table, in file order.
   std::vector<std::string> keys() const;
   /// Dotted path of this table ("" for the root, "sem.intra", ...).

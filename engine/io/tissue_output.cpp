@@ -37,6 +37,7 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
 }  // namespace
 
 void TissueWriter::write(World& w) {
+  w.download();
   char tag[32];
   std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(w.step));
   const std::size_t n_cells = w.cells.size();

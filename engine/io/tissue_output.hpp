@@ -11,17 +11,18 @@
 
 #include "engine/core/world.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/schedule/simulation.hpp"
 
 namespace tissue::io {
 
-class TissueWriter {
+class TissueWriter final : public SnapshotWriter {
  public:
   /// @param dir            output directory (must exist)
   /// @param species_names  one name per species component of the world
   TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements = true,
                bool cells = true);
-  /// Writes one snapshot of the host mirrors (call World::download() first) at world.step/time.
-  void write(World& world);
+  /// Downloads the world and writes one snapshot at world.step/time.
+  void write(World& world) override;
 
  private:
   std::filesystem::path dir_;

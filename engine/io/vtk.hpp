@@ -59,6 +59,12 @@ struct VtkArray {
 void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
                       const std::vector<VtkArray>& arrays);
 
+/// Writes image data (.vti): an nx x ny x nz grid of points at origin + (i, j, k) * spacing with point
+/// data `arrays` (each nx * ny * nz values, x fastest).
+/// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
+void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3], double spacing,
+               const std::vector<VtkArray>& arrays);
+
 /// A .pvd collection: one DataSet per (time, file). add() rewrites the index atomically, so the
 /// series on disk is always complete up to its last entry.
 class PvdSeries {

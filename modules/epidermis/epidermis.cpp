@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/core/cell_centres.hpp"
+#include "engine/io/tissue_output.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
 #include "modules/sem/sem.hpp"
@@ -13,7 +14,10 @@
 
 namespace tissue::epidermis {
 
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t seed) {
+std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
+  if (settings.precision != "float")
+    throw InputError(settings.where_precision + ": simulation.precision: the epidermis model runs in float only");
+  const std::uint64_t seed = settings.seed;
   const auto initial = sem::read_monolayer_params(root.table("initial"));
   const auto domain = root.table("domain");
   Box box;
@@ -48,8 +52,16 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t s
       "lifecycle.grow_and_divide", life.growth_interval,
       [life](World& world, const StepContext&) { lifecycle::grow_and_divide(world, life); });
   update_cell_centres(w);
-  sim->species_names.assign(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
+  const auto out = root.table("output");
+  const bool elements = out.boolean("elements", true), cells = out.boolean("cells", true);
+  const std::vector<std::string> names(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
+  sim->make_writer = [names, elements, cells](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    return std::make_unique<io::TissueWriter>(dir, names, elements, cells);
+  };
   sim->summary = [](World& world) { return format(summarize(world)); };
+  sim->check = [](World& world) { check_element_positions(world); };
+  sim->description = std::to_string(w.cells.size()) + " cells, " + std::to_string(w.elements.size()) +
+                     " elements in a periodic " + std::to_string(box.lx) + " x " + std::to_string(box.ly) + " box";
   return sim;
 }
 

@@ -11,12 +11,14 @@
 #include "engine/core/world.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
+#include "modules/models.hpp"
 
 namespace tissue::epidermis {
 
-/// Builds the model from a scenario's tables ([domain], [initial], [sem], [gene_network], [lifecycle]).
-/// dt/steps/output are set by the caller. @throws InputError on invalid values.
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, std::uint64_t seed);
+/// Builds the model from a scenario's tables ([domain], [initial], [sem], [gene_network], [lifecycle],
+/// and [output] elements/cells). dt/steps/cadence are set by the caller. @throws InputError on invalid
+/// values (precision other than float, among them).
+std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
 
 /// Stratification statistics of the current host mirrors.
 ///

@@ -1,0 +1,136 @@
+#pragma once
+/// @file grid.hpp
+/// Uniform structured grids: shape, per-face boundary conditions, and double-buffered species fields.
+///
+/// Nodes are cell-centred at ((i + 1/2) h, (j + 1/2) h, (k + 1/2) h), x fastest: node (i, j, k) is at
+/// index (k * ny + j) * nx + i. A field with S species stores them species-major: species s occupies
+/// [s * cells, (s + 1) * cells). Boundaries act through ghost values one node outside a face:
+///   periodic   the node on the opposite side;
+///   neumann    zero flux: the mirror image of the inside node across the face (u_-1 = u_0);
+///   dirichlet  the fixed value given for that face and species.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/core/field.hpp"
+#include "engine/exec/config.hpp"
+#include "engine/exec/device_buffer.hpp"
+
+namespace tissue {
+
+enum class GridBoundary : std::uint8_t { periodic, neumann, dirichlet };
+
+/// Most species a grid kernel handles (Dirichlet value tables are fixed-size for kernels).
+inline constexpr int kMaxGridSpecies = 4;
+
+/// nx x ny x nz nodes (nz = 1 for a 2D grid), spacing h [length].
+struct GridShape {
+  int nx = 1, ny = 1, nz = 1;
+  double h = 1.0;
+  int dims() const { return nz > 1 ? 3 : 2; }
+  std::size_t cells() const {
+    return static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * static_cast<std::size_t>(nz);
+  }
+};
+
+/// Grid geometry and boundaries as kernels see them. Faces: 0 = -x, 1 = +x, 2 = -y, 3 = +y, 4 = -z, 5 = +z.
+template <class Real>
+struct GridGeometry {
+  int nx = 1, ny = 1, nz = 1;
+  GridBoundary face[6] = {GridBoundary::periodic, GridBoundary::periodic, GridBoundary::periodic,
+                          GridBoundary::periodic, GridBoundary::periodic, GridBoundary::periodic};
+  Real dirichlet[6][kMaxGridSpecies] = {};  ///< ghost values of Dirichlet faces, per species
+
+  TISSUE_HD std::size_t cells() const {
+    return static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * static_cast<std::size_t>(nz);
+  }
+  TISSUE_HD std::size_t index(int i, int j, int k) const {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(ny) + static_cast<std::size_t>(j)) *
+               static_cast<std::size_t>(nx) +
+           static_cast<std::size_t>(i);
+  }
+
+  /// Value of species s (field data u of that species) at node (i, j, k), where each index may lie
+  /// outside the grid by at most its size: boundary rules give the ghost value.
+  TISSUE_HD Real sample(const Real* u, int s, int i, int j, int k) const {
+    if (!resolve(i, nx, 0)) return dirichlet[i < 0 ? 0 : 1][s];
+    if (!resolve(j, ny, 2)) return dirichlet[j < 0 ? 2 : 3][s];
+    if (!resolve(k, nz, 4)) return dirichlet[k < 0 ? 4 : 5][s];
+    return u[index(i, j, k)];
+  }
+
+ private:
+  /// Maps an outside index inside for periodic and Neumann faces; false for a Dirichlet face (the index
+  /// is left outside to tell which face).
+  TISSUE_HD bool resolve(int& i, int n, int low_face) const {
+    if (i >= 0 && i < n) return true;
+    const GridBoundary b = face[i < 0 ? low_face : low_face + 1];
+    if (b == GridBoundary::dirichlet) return false;
+    if (b == GridBoundary::periodic) {
+      i = i < 0 ? i + n : i - n;
+    } else {
+      i = i < 0 ? -1 - i : 2 * n - 1 - i;  // mirror across the face
+    }
+    return true;
+  }
+};
+
+/// S species on a grid, double-buffered on the active backend, with a host mirror of the current state.
+template <class Real>
+class GridField final : public FieldBase {
+ public:
+  /// @throws std::invalid_argument for an empty shape or more than kMaxGridSpecies species.
+  GridField(std::string name, GridShape shape, std::vector<std::string> species, GridGeometry<Real> geometry)
+      : FieldBase(std::move(name)), shape_(shape), species_(std::move(species)), geometry_(geometry) {
+    if (shape_.nx < 1 || shape_.ny < 1 || shape_.nz < 1)
+      throw std::invalid_argument("grid size must be >= 1");
+    if (species_.empty() || species_.size() > static_cast<std::size_t>(kMaxGridSpecies))
+      throw std::invalid_argument("a grid field holds 1 to " + std::to_string(kMaxGridSpecies) + " species");
+    geometry_.nx = shape_.nx;
+    geometry_.ny = shape_.ny;
+    geometry_.nz = shape_.nz;
+    const std::size_t n = shape_.cells() * species_.size();
+    current_.resize(n);
+    next_.resize(n);
+    host_.assign(n, Real(0));
+    current_.zero();
+    next_.zero();
+  }
+
+  const GridShape& shape() const { return shape_; }
+  const GridGeometry<Real>& geometry() const { return geometry_; }
+  int species_count() const { return static_cast<int>(species_.size()); }
+  const std::vector<std::string>& species_names() const { return species_; }
+  std::size_t cells() const { return shape_.cells(); }
+
+  /// Current state, species-major (cells() values per species).
+  Span<Real> current() { return current_.span(); }
+  Span<Real> current(int s) {
+    return current_.span().subspan(static_cast<std::size_t>(s) * cells(), cells());
+  }
+  /// The buffer a step writes; swap() makes it current.
+  Span<Real> next() { return next_.span(); }
+  Span<Real> next(int s) { return next_.span().subspan(static_cast<std::size_t>(s) * cells(), cells()); }
+  void swap() { current_.swap(next_); }
+
+  /// Host mirror of the current state (species-major).
+  std::vector<Real>& host() { return host_; }
+  Real& host_at(int s, int i, int j, int k) {
+    return host_[static_cast<std::size_t>(s) * cells() + geometry_.index(i, j, k)];
+  }
+  void download() override { current_.download(host_.data(), host_.size()); }
+  void upload() override { current_.upload(host_.data(), host_.size()); }
+  std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+
+ private:
+  GridShape shape_;
+  std::vector<std::string> species_;
+  GridGeometry<Real> geometry_;
+  DeviceBuffer<Real> current_, next_;
+  std::vector<Real> host_;
+};
+
+}  // namespace tissue

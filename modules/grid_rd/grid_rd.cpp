@@ -1,0 +1,92 @@
+#include "modules/grid_rd/grid_rd.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "engine/exec/parallel_for.hpp"
+
+#if defined(TISSUE_BACKEND_CUDA)
+#include "cuda/grid_rd_tuned.hpp"
+#endif
+
+namespace tissue::grid_rd {
+
+double GridRdParams::stability_limit() const {
+  const double d = std::max(reaction.diffusion[0], reaction.diffusion[1]);
+  if (d <= 0.0) return std::numeric_limits<double>::infinity();
+  const double lambda = laplacian_spectral_radius(stencil, shape.h);
+  return (integrator == Integrator::rk4 ? 2.785 : 2.0) / (d * lambda);
+}
+
+template <class Real>
+GridGeometry<Real> GridRdParams::geometry() const {
+  GridGeometry<Real> g;
+  g.nx = shape.nx;
+  g.ny = shape.ny;
+  g.nz = shape.nz;
+  for (int f = 0; f < 6; ++f) {
+    g.face[f] = faces[static_cast<std::size_t>(f)];
+    for (int s = 0; s < 2; ++s)
+      g.dirichlet[f][s] =
+          static_cast<Real>(dirichlet[static_cast<std::size_t>(f)][static_cast<std::size_t>(s)]);
+  }
+  return g;
+}
+template GridGeometry<float> GridRdParams::geometry<float>() const;
+template GridGeometry<double> GridRdParams::geometry<double>() const;
+
+namespace {
+/// Calls f with the scenario's reaction as a kernel functor in precision Real.
+template <class Real, class F>
+void with_reaction(const reactions::ReactionSpec& spec, F&& f) {
+  if (spec.kind == reactions::ReactionSpec::Kind::gray_scott)
+    f(reactions::GrayScott<Real>{static_cast<Real>(spec.gray_scott.F), static_cast<Real>(spec.gray_scott.k)});
+  else
+    f(spec.polynomial.template as<Real>());
+}
+}  // namespace
+
+template <class Real>
+GridRdSystem<Real>::GridRdSystem(const GridRdParams& params, GridField<Real>& field)
+    : params_(params), field_(field) {}
+
+template <class Real>
+RdParams<Real> GridRdSystem<Real>::kernel_params() const {
+  return RdParams<Real>{
+      field_.geometry(), params_.stencil, static_cast<Real>(1.0 / (params_.shape.h * params_.shape.h)),
+      static_cast<Real>(params_.reaction.diffusion[0]), static_cast<Real>(params_.reaction.diffusion[1])};
+}
+
+template <class Real>
+void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
+  const int steps = params_.steps_per_launch;
+  const auto dt = static_cast<Real>(ctx.dt / steps);
+  const RdParams<Real> p = kernel_params();
+  const std::size_t n = field_.cells();
+  with_reaction<Real>(params_.reaction, [&](auto reaction) {
+    if (params_.integrator == Integrator::rk4) {
+      for (int s = 0; s < steps; ++s)
+        rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
+          exec::parallel_for(n, RdDerivative<Real, decltype(reaction)>{p, reaction, in, out});
+        });
+      return;
+    }
+#if defined(TISSUE_BACKEND_CUDA)
+    if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic &&
+        cuda::rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps)) {
+      field_.swap();
+      return;
+    }
+#endif
+    for (int s = 0; s < steps; ++s) {
+      exec::parallel_for(
+          n, EulerStep<Real, decltype(reaction)>{p, reaction, dt, field_.current(), field_.next()});
+      field_.swap();
+    }
+  });
+}
+
+template class GridRdSystem<float>;
+template class GridRdSystem<double>;
+
+}  // namespace tissue::grid_rd

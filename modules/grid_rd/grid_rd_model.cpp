@@ -1,0 +1,277 @@
+#include "modules/grid_rd/grid_rd_model.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/io/png.hpp"
+#include "engine/io/vtk.hpp"
+#include "engine/util/random.hpp"
+
+namespace tissue::grid_rd {
+
+namespace {
+
+GridBoundary parse_boundary(const io::ScenarioTable& t, const std::string& key, GridBoundary fallback) {
+  const std::string v = t.string(key,
+                                 fallback == GridBoundary::periodic  ? "periodic"
+                                 : fallback == GridBoundary::neumann ? "neumann"
+                                                                     : "dirichlet",
+                                 {"periodic", "neumann", "dirichlet"});
+  return v == "periodic"  ? GridBoundary::periodic
+         : v == "neumann" ? GridBoundary::neumann
+                          : GridBoundary::dirichlet;
+}
+
+struct OutputOptions {
+  bool vti = true;
+  std::string png_species;  ///< "" = no PNG
+  bool png_fixed_range = false;
+  double png_lo = 0.0, png_hi = 1.0;
+};
+
+template <class Real>
+class GridWriter final : public SnapshotWriter {
+ public:
+  GridWriter(std::filesystem::path dir, GridField<Real>& field, OutputOptions options)
+      : dir_(std::move(dir)),
+        field_(field),
+        options_(std::move(options)),
+        series_(dir_ / (field.name() + ".pvd")) {}
+
+  void write(World& world) override {
+    field_.download();
+    char tag[32];
+    std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(world.step));
+    const GridShape& s = field_.shape();
+    const std::size_t n = field_.cells();
+    if (options_.vti) {
+      std::vector<io::VtkArray> arrays;
+      for (int sp = 0; sp < field_.species_count(); ++sp) {
+        const auto first =
+            field_.host().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(sp) * n);
+        arrays.push_back(io::VtkArray::of(field_.species_names()[static_cast<std::size_t>(sp)],
+                                          std::vector<Real>(first, first + static_cast<std::ptrdiff_t>(n))));
+      }
+      const double origin[3] = {0.5 * s.h, 0.5 * s.h, s.nz > 1 ? 0.5 * s.h : 0.0};
+      const std::string file = field_.name() + "_" + tag + ".vti";
+      io::write_vti(dir_ / file, s.nx, s.ny, s.nz, origin, s.h, arrays);
+      series_.add(world.time, file);
+    }
+    if (!options_.png_species.empty() && s.nz == 1) {
+      int sp = 0;
+      while (field_.species_names()[static_cast<std::size_t>(sp)] != options_.png_species) ++sp;
+      const Real* v = field_.host().data() + static_cast<std::size_t>(sp) * n;
+      double lo = options_.png_lo, hi = options_.png_hi;
+      if (!options_.png_fixed_range) {
+        lo = static_cast<double>(*std::min_element(v, v + n));
+        hi = static_cast<double>(*std::max_element(v, v + n));
+      }
+      io::write_field_png(dir_ / (options_.png_species + "_" + tag + ".png"), v, s.nx, s.ny, lo, hi);
+    }
+  }
+
+ private:
+  std::filesystem::path dir_;
+  GridField<Real>& field_;
+  OutputOptions options_;
+  io::PvdSeries series_;
+};
+
+template <class Real>
+std::string summarize(GridField<Real>& field) {
+  std::ostringstream out;
+  const std::size_t n = field.cells();
+  for (int sp = 0; sp < field.species_count(); ++sp) {
+    const Real* v = field.host().data() + static_cast<std::size_t>(sp) * n;
+    double lo = INFINITY, hi = -INFINITY, sum = 0.0, sum2 = 0.0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = static_cast<double>(v[i]);
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+      sum += x;
+      sum2 += x * x;
+    }
+    const double mean = sum / static_cast<double>(n);
+    const double sd = std::sqrt(std::max(0.0, sum2 / static_cast<double>(n) - mean * mean));
+    out << (sp ? "\n" : "") << "species " << field.species_names()[static_cast<std::size_t>(sp)] << ": min "
+        << lo << ", max " << hi << ", mean " << mean << ", spatial standard deviation " << sd;
+  }
+  return out.str();
+}
+
+template <class Real>
+std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const InitialState& init,
+                                        const OutputOptions& output, const ModelSettings& settings) {
+  auto sim = std::make_unique<Simulation>();
+  sim->model = "grid_rd";
+  sim->world = std::make_unique<World>(Box{}, 0);
+  World& w = *sim->world;
+  w.seed = settings.seed;
+  auto& field = w.add_field(std::make_unique<GridField<Real>>(
+      "rd", params.shape, std::vector<std::string>{"a", "b"}, params.geometry<Real>()));
+  apply_initial_state(field, init, settings.seed);
+  sim->schedule.add(std::make_unique<GridRdSystem<Real>>(params, field), params.steps_per_launch);
+  sim->make_writer = [&field, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    return std::make_unique<GridWriter<Real>>(dir, field, output);
+  };
+  sim->summary = [&field](World&) {
+    field.download();
+    return summarize(field);
+  };
+  sim->check = [&field](World& world) {
+    const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
+    if (bad > 0)
+      throw NumericalError("step " + std::to_string(world.step) + ": " + std::to_string(bad) +
+                           " grid values are NaN or infinite; the reaction is probably too stiff for "
+                           "simulation.dt (reduce it, or use grid_rd.integrator = \"rk4\")");
+  };
+  std::ostringstream d;
+  d << params.shape.nx << " x " << params.shape.ny;
+  if (params.shape.nz > 1) d << " x " << params.shape.nz;
+  d << " grid (h = " << params.shape.h << ", " << settings.precision << "), "
+    << (params.stencil == Stencil::seed9  ? "seed 9-point"
+        : params.stencil == Stencil::five ? "5-point"
+                                          : "7-point")
+    << " stencil, " << (params.integrator == Integrator::euler ? "Euler" : "RK4") << ", "
+    << params.reaction.describe();
+  sim->description = d.str();
+  return sim;
+}
+
+}  // namespace
+
+template <class Real>
+void apply_initial_state(GridField<Real>& field, const InitialState& init, std::uint64_t seed) {
+  const GridShape& s = field.shape();
+  const std::size_t n = field.cells();
+  auto& host = field.host();
+  if (init.type == "file") {
+    std::ifstream in(init.file, std::ios::binary);
+    if (!in) throw InputError(init.file + ": initial-state file not found or unreadable");
+    in.read(reinterpret_cast<char*>(host.data()), static_cast<std::streamsize>(host.size() * sizeof(Real)));
+    if (in.gcount() != static_cast<std::streamsize>(host.size() * sizeof(Real)) || in.peek() != EOF)
+      throw InputError(init.file + ": expected exactly " + std::to_string(host.size() * sizeof(Real)) +
+                       " bytes (2 species x " + std::to_string(n) + " nodes x " +
+                       std::to_string(sizeof(Real)) + "-byte values, species-major)");
+  } else {
+    const double ci = 0.5 * s.nx, cj = 0.5 * s.ny, ck = 0.5 * s.nz, half = 0.5 * init.patch_size;
+    for (int k = 0; k < s.nz; ++k)
+      for (int j = 0; j < s.ny; ++j)
+        for (int i = 0; i < s.nx; ++i) {
+          const double dx = i + 0.5 - ci, dy = j + 0.5 - cj, dz = s.nz > 1 ? k + 0.5 - ck : 0.0;
+          const bool inside =
+              init.type == "seed" && (init.patch == "sphere" ? dx * dx + dy * dy + dz * dz <= half * half
+                                                             : std::abs(dx) <= half && std::abs(dy) <= half &&
+                                                                   (s.nz == 1 || std::abs(dz) <= half));
+          field.host_at(0, i, j, k) = static_cast<Real>(inside ? init.patch_a : init.a);
+          field.host_at(1, i, j, k) = static_cast<Real>(inside ? init.patch_b : init.b);
+        }
+  }
+  if (init.noise > 0.0)
+    for (std::size_t idx = 0; idx < n; ++idx) {
+      const auto u = random::uniform4(seed, random::kInitialLayout, idx, 0);
+      for (int sp = 0; sp < 2; ++sp)
+        host[static_cast<std::size_t>(sp) * n + idx] += static_cast<Real>(init.noise * (2.0 * u.v[sp] - 1.0));
+    }
+  field.upload();
+}
+template void apply_initial_state<float>(GridField<float>&, const InitialState&, std::uint64_t);
+template void apply_initial_state<double>(GridField<double>&, const InitialState&, std::uint64_t);
+
+std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
+  GridRdParams p;
+  const auto grid = root.table("grid");
+  p.shape.nx = static_cast<int>(grid.integer("nx", 256, io::Range::closed(1, 1 << 20)));
+  p.shape.ny = static_cast<int>(grid.integer("ny", 256, io::Range::closed(1, 1 << 20)));
+  p.shape.nz = static_cast<int>(grid.integer("nz", 1, io::Range::closed(1, 1 << 20)));
+  p.shape.h = grid.number("h", 1.0, io::Range::positive());
+  if (p.shape.nx < 3 || p.shape.ny < 3 || (p.shape.nz > 1 && p.shape.nz < 3))
+    grid.fail("nx", "every axis of the grid needs at least 3 nodes (nz = 1 for 2D)");
+  // boundaries: `boundary` for every face, refined per axis or face in [grid.boundaries] (x, ymin, ...)
+  const GridBoundary all = parse_boundary(grid, "boundary", GridBoundary::periodic);
+  const auto boundary_keys = grid.table("boundaries");
+  const char* axes[3] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    const GridBoundary axis = parse_boundary(boundary_keys, axes[a], all);
+    for (int side = 0; side < 2; ++side)
+      p.faces[static_cast<std::size_t>(2 * a + side)] =
+          parse_boundary(boundary_keys, std::string(axes[a]) + (side ? "max" : "min"), axis);
+  }
+  const auto dirichlet = grid.table("dirichlet");
+  const double da = dirichlet.number("a", 1.0), db = dirichlet.number("b", 0.0);
+  for (auto& face : p.dirichlet) face = {da, db};
+
+  p.reaction = reactions::read_reaction(root.table("reaction"));
+
+  const auto rd = root.table("grid_rd");
+  const bool three_d = p.shape.nz > 1;
+  const std::string stencil = rd.string("stencil", three_d ? "seven" : "seed9", {"seed9", "five", "seven"});
+  p.stencil = stencil == "seed9" ? Stencil::seed9 : stencil == "five" ? Stencil::five : Stencil::seven;
+  if (three_d && p.stencil != Stencil::seven)
+    rd.fail("stencil", "a 3D grid (nz > 1) needs the \"seven\" stencil");
+  if (!three_d && p.stencil == Stencil::seven)
+    rd.fail("stencil", "the \"seven\" stencil needs a 3D grid (nz > 1)");
+  p.integrator =
+      rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
+  p.kernel =
+      rd.string("kernel", "auto", {"auto", "generic"}) == "generic" ? Kernel::generic : Kernel::automatic;
+  p.steps_per_launch = static_cast<int>(rd.integer("steps_per_launch", 1, io::Range::closed(1, 64)));
+  if (settings.steps % p.steps_per_launch != 0)
+    rd.fail("steps_per_launch", "must divide simulation.steps (" + std::to_string(settings.steps) + ")");
+
+  InitialState init;
+  const auto it = root.table("initial");
+  init.type = it.string("type", "seed", {"seed", "uniform", "file"});
+  init.a = it.number("a", init.a);
+  init.b = it.number("b", init.b);
+  init.patch = it.string("patch", init.patch, {"square", "sphere"});
+  init.patch_size = it.number("patch_size", init.patch_size, io::Range::non_negative());
+  init.patch_a = it.number("patch_a", init.patch_a);
+  init.patch_b = it.number("patch_b", init.patch_b);
+  init.noise = it.number("noise", init.noise, io::Range::non_negative());
+  init.file = it.string("file", "");
+  if (init.type == "file" && init.file.empty()) it.fail("file", "type = \"file\" needs a file");
+
+  OutputOptions output;
+  const auto out = root.table("output");
+  output.vti = out.boolean("vti", true);
+  output.png_species = out.string("png", three_d ? "" : "b", {"", "a", "b"});
+  if (out.has("png_min") || out.has("png_max")) {
+    output.png_fixed_range = true;
+    output.png_lo = out.number("png_min", 0.0);
+    output.png_hi = out.number("png_max", 1.0);
+    if (!(output.png_hi > output.png_lo)) out.fail("png_max", "must be larger than png_min");
+  }
+
+  // checks before any step: stability and memory
+  if (settings.dt > p.stability_limit()) {
+    std::ostringstream msg;
+    msg << settings.where_dt << ": simulation.dt: " << settings.dt << " exceeds the explicit stability limit "
+        << p.stability_limit() << " of " << (p.integrator == Integrator::rk4 ? "RK4" : "Euler")
+        << " with the " << stencil
+        << " stencil and D_max = " << std::max(p.reaction.diffusion[0], p.reaction.diffusion[1])
+        << " (dt <= " << (p.integrator == Integrator::rk4 ? "2.785" : "2") << " / (D_max * "
+        << laplacian_spectral_radius(p.stencil, p.shape.h) << "))";
+    throw InputError(msg.str());
+  }
+  const std::size_t value_bytes = settings.precision == "double" ? 8 : 4;
+  const std::size_t arrays = p.integrator == Integrator::rk4 ? 5 : 2;  // current, next (+ RK4 workspace)
+  const double need = static_cast<double>(p.shape.cells()) * 2.0 * static_cast<double>(value_bytes * arrays);
+  const double available = static_cast<double>(exec::available_memory_bytes());
+  if (need > available) {
+    std::ostringstream msg;
+    msg << "grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << " needs " << need / 1e9
+        << " GB (2 species, " << settings.precision << ", " << arrays << " arrays), more than the "
+        << available / 1e9 << " GB available on the " << exec::to_string(exec::backend()) << " backend";
+    grid.fail("nx", msg.str());
+  }
+
+  return settings.precision == "double" ? build_typed<double>(p, init, output, settings)
+                                        : build_typed<float>(p, init, output, settings);
+}
+
+}  // namespace tissue::grid_rd
