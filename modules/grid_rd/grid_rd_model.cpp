@@ -201,9 +201,14 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
       p.faces[static_cast<std::size_t>(2 * a + side)] =
           parse_boundary(boundary_keys, std::string(axes[a]) + (side ? "max" : "min"), axis);
   }
+  // Dirichlet ghost values: [grid.dirichlet] a, b for every face, refined per face ([grid.dirichlet.xmin] ...)
   const auto dirichlet = grid.table("dirichlet");
   const double da = dirichlet.number("a", 1.0), db = dirichlet.number("b", 0.0);
-  for (auto& face : p.dirichlet) face = {da, db};
+  const char* faces[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};
+  for (std::size_t f = 0; f < 6; ++f) {
+    const auto face = dirichlet.table(faces[f]);
+    p.dirichlet[f] = {face.number("a", da), face.number("b", db)};
+  }
 
   p.reaction = reactions::read_reaction(root.table("reaction"));
 
