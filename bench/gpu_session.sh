@@ -2,7 +2,7 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|epidermis]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|epidermis]...
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
@@ -30,6 +30,10 @@ fi
 if want bench; then
   ./bench/bench_sem --backend cuda --elements 100000 1000000 --steps 200 2>&1 | tee "$OUT/bench_sem.txt"
   summary+=("bench_sem: $(grep -E '^ +[0-9]' "$OUT/bench_sem.txt" | awk '{printf "%s el: %s el-steps/s %s ms/step; ", $1, $3, $4}')")
+fi
+if want bench_rd; then
+  ./bench/bench_grid_rd --backend cuda 2>&1 | tee "$OUT/bench_grid_rd.txt"
+  summary+=("bench_grid_rd: $(grep -E '^(2D|3D)' "$OUT/bench_grid_rd.txt" | awk -F'  +' '{printf "%s: %s; ", $1, $NF}')")
 fi
 if want epidermis; then
   rm -rf /tmp/epidermis

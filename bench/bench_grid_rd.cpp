@@ -1,0 +1,133 @@
+// Gray-Scott throughput on structured grids, against the memory-bandwidth limit.
+//
+//   bench_grid_rd [--backend cpu|cuda] [--size2d N] [--size3d N] [--steps K]
+//
+// For float Gray-Scott (two species) the least traffic of one explicit step reads and writes each species
+// once: 16 bytes per cell-update. The limit is the device-to-device copy bandwidth measured in the same
+// run (bytes read + bytes written per second). Printed per case: cell-updates per second and
+// (16 B x cell-updates/s) / copy bandwidth; above 100 % is possible only with several steps per launch
+// (temporal blocking). Results for the GPU go into BENCHMARKS.md.
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "modules/grid_rd/grid_rd.hpp"
+#include "modules/grid_rd/grid_rd_model.hpp"
+
+using namespace tissue;
+using namespace tissue::grid_rd;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+/// Copy bandwidth [bytes/s]: (read + written) bytes per second of a large device-to-device copy.
+double copy_bandwidth(std::size_t bytes) {
+  DeviceBuffer<unsigned char> a(bytes), b(bytes);
+  a.zero();
+  b.copy_from(a, bytes);  // warm-up
+  const int repeats = exec::backend() == exec::Backend::cuda ? 20 : 3;
+  exec::synchronize();
+  const auto t0 = Clock::now();
+  for (int r = 0; r < repeats; ++r) b.copy_from(a, bytes);
+  exec::synchronize();
+  return 2.0 * static_cast<double>(bytes) * repeats / seconds_since(t0);
+}
+
+struct Case {
+  std::string name;
+  GridShape shape;
+  Stencil stencil;
+  Kernel kernel;
+  int steps_per_launch;
+};
+
+/// Seconds per step of float Gray-Scott (theta) on the case's grid.
+double time_per_step(const Case& c, int steps) {
+  GridRdParams p;
+  p.shape = c.shape;
+  p.stencil = c.stencil;
+  p.kernel = c.kernel;
+  p.steps_per_launch = c.steps_per_launch;
+  p.reaction.gray_scott = {0.038, 0.061};
+  if (c.shape.nz > 1) p.reaction.diffusion[0] = 0.3, p.reaction.diffusion[1] = 0.15;
+  const double dt = c.shape.nz > 1 ? 0.5 : 1.0;
+  World world{Box{}, 0};
+  auto& field = world.add_field(std::make_unique<GridField<float>>(
+      "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<float>()));
+  InitialState init;
+  init.patch_size = c.shape.nx / 4.0;
+  init.noise = 0.02;
+  apply_initial_state(field, init, 1);
+  GridRdSystem<float> system(p, field);
+  const int calls = steps / c.steps_per_launch;
+  for (int k = 0; k < 2; ++k) system.run(world, StepContext{k, 0.0, dt * c.steps_per_launch});  // warm-up
+  exec::synchronize();
+  const auto t0 = Clock::now();
+  for (int k = 0; k < calls; ++k) system.run(world, StepContext{k, 0.0, dt * c.steps_per_launch});
+  exec::synchronize();
+  return seconds_since(t0) / (calls * c.steps_per_launch);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"grid reaction-diffusion throughput benchmark"};
+  std::string backend = exec::cuda_compiled() ? "cuda" : "cpu";
+  int size2d = 0, size3d = 0, steps = 0;
+  app.add_option("--backend", backend, "cpu or cuda");
+  app.add_option("--size2d", size2d, "2D grid side (default 4096 on cuda, 1024 on cpu)");
+  app.add_option("--size3d", size3d, "3D grid side (default 512 on cuda, 96 on cpu)");
+  app.add_option("--steps", steps, "timed steps per case (default 400 on cuda, 16 on cpu; a multiple of 8)");
+  CLI11_PARSE(app, argc, argv);
+  try {
+    exec::set_backend(exec::parse_backend(backend));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_grid_rd: %s\n", e.what());
+    return 4;
+  }
+  const bool gpu = exec::backend() == exec::Backend::cuda;
+  if (size2d <= 0) size2d = gpu ? 4096 : 1024;
+  if (size3d <= 0) size3d = gpu ? 512 : 96;
+  if (steps <= 0) steps = gpu ? 400 : 16;
+  steps = (steps + 7) / 8 * 8;
+
+  const double bandwidth = copy_bandwidth(gpu ? (std::size_t{1} << 30) : (std::size_t{1} << 28));
+  std::printf("backend %s: %s\ndevice-to-device copy: %.0f GB/s (read + write); theoretical peak %.0f GB/s\n",
+              backend.c_str(), exec::device_description().c_str(), bandwidth / 1e9,
+              exec::peak_bandwidth_gbs());
+
+  std::vector<Case> cases{
+      {"2D generic functor", {size2d, size2d, 1, 1.0}, Stencil::seed9, Kernel::generic, 1}};
+  if (gpu) {
+    cases.push_back(
+        {"2D tuned, 1 step/launch", {size2d, size2d, 1, 1.0}, Stencil::seed9, Kernel::automatic, 1});
+    for (int t : {2, 4, 8})
+      cases.push_back({"2D temporal, " + std::to_string(t) + " steps/launch",
+                       {size2d, size2d, 1, 1.0},
+                       Stencil::seed9,
+                       Kernel::automatic,
+                       t});
+  }
+  cases.push_back({"3D generic functor", {size3d, size3d, size3d, 1.0}, Stencil::seven, Kernel::generic, 1});
+  if (gpu)
+    cases.push_back(
+        {"3D tuned, 1 step/launch", {size3d, size3d, size3d, 1.0}, Stencil::seven, Kernel::automatic, 1});
+
+  std::printf("%-32s %14s %10s %16s %12s\n", "case", "cells", "ms/step", "G cell-updates/s", "of copy BW");
+  for (const auto& c : cases) {
+    const double t = time_per_step(c, steps);
+    const double rate = static_cast<double>(c.shape.cells()) / t;
+    std::printf("%-32s %14zu %10.4f %16.2f %11.1f%%\n", c.name.c_str(), c.shape.cells(), 1e3 * t, rate / 1e9,
+                100.0 * 16.0 * rate / bandwidth);
+  }
+  return 0;
+}
