@@ -94,6 +94,29 @@ TISSUE_HD void node_of(const GridGeometry<Real>& g, std::size_t idx, int& i, int
   i = static_cast<int>(rest - static_cast<std::size_t>(j) * static_cast<std::size_t>(g.nx));
 }
 
+/// Values, Laplacians and reaction rates of both species at node idx of a species-major state.
+template <class Real>
+struct NodeTerms {
+  Real a, b;    ///< A, B
+  Real la, lb;  ///< L(A), L(B)
+  Real fa, fb;  ///< f(A, B), g(A, B)
+};
+template <class Real, class Reaction>
+TISSUE_HD NodeTerms<Real> node_terms(const RdParams<Real>& p, const Reaction& reaction, const Real* in,
+                                     std::size_t idx) {
+  int i, j, k;
+  node_of(p.grid, idx, i, j, k);
+  const Real* a = in;
+  const Real* b = in + p.grid.cells();
+  NodeTerms<Real> t;
+  t.a = a[idx];
+  t.b = b[idx];
+  t.la = laplacian(p.stencil, p.grid, a, 0, i, j, k, p.inv_h2);
+  t.lb = laplacian(p.stencil, p.grid, b, 1, i, j, k, p.inv_h2);
+  reaction(t.a, t.b, t.fa, t.fb);
+  return t;
+}
+
 /// Generic fused explicit Euler step, one node per index: reads both species (with neighbours) from
 /// `in`, writes both to `out` (species-major, another buffer).
 template <class Real, class Reaction>
@@ -104,17 +127,9 @@ struct EulerStep {
   Span<const Real> in;
   Span<Real> out;
   TISSUE_HD void operator()(std::size_t idx) const {
-    int i, j, k;
-    node_of(p.grid, idx, i, j, k);
-    const std::size_t n = p.grid.cells();
-    const Real* a = in.data();
-    const Real* b = in.data() + n;
-    const Real la = laplacian(p.stencil, p.grid, a, 0, i, j, k, p.inv_h2);
-    const Real lb = laplacian(p.stencil, p.grid, b, 1, i, j, k, p.inv_h2);
-    Real fa, fb;
-    reaction(a[idx], b[idx], fa, fb);
-    out[idx] = rd_update(a[idx], la, fa, p.diffusion_a, dt);
-    out[n + idx] = rd_update(b[idx], lb, fb, p.diffusion_b, dt);
+    const NodeTerms<Real> t = node_terms(p, reaction, in.data(), idx);
+    out[idx] = rd_update(t.a, t.la, t.fa, p.diffusion_a, dt);
+    out[p.grid.cells() + idx] = rd_update(t.b, t.lb, t.fb, p.diffusion_b, dt);
   }
 };
 
@@ -126,15 +141,9 @@ struct RdDerivative {
   Span<const Real> in;
   Span<Real> out;
   TISSUE_HD void operator()(std::size_t idx) const {
-    int i, j, k;
-    node_of(p.grid, idx, i, j, k);
-    const std::size_t n = p.grid.cells();
-    const Real* a = in.data();
-    const Real* b = in.data() + n;
-    Real fa, fb;
-    reaction(a[idx], b[idx], fa, fb);
-    out[idx] = p.diffusion_a * laplacian(p.stencil, p.grid, a, 0, i, j, k, p.inv_h2) + fa;
-    out[n + idx] = p.diffusion_b * laplacian(p.stencil, p.grid, b, 1, i, j, k, p.inv_h2) + fb;
+    const NodeTerms<Real> t = node_terms(p, reaction, in.data(), idx);
+    out[idx] = p.diffusion_a * t.la + t.fa;
+    out[p.grid.cells() + idx] = p.diffusion_b * t.lb + t.fb;
   }
 };
 
