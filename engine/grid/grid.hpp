@@ -82,13 +82,19 @@ struct GridGeometry {
 template <class Real>
 class GridField final : public FieldBase {
  public:
-  /// @throws std::invalid_argument for an empty shape or more than kMaxGridSpecies species.
+  /// @throws std::invalid_argument for an empty shape, more than kMaxGridSpecies species, or a periodic
+  /// face whose opposite face is not periodic.
   GridField(std::string name, GridShape shape, std::vector<std::string> species, GridGeometry<Real> geometry)
       : FieldBase(std::move(name)), shape_(shape), species_(std::move(species)), geometry_(geometry) {
     if (shape_.nx < 1 || shape_.ny < 1 || shape_.nz < 1)
       throw std::invalid_argument("grid size must be >= 1");
     if (species_.empty() || species_.size() > static_cast<std::size_t>(kMaxGridSpecies))
       throw std::invalid_argument("a grid field holds 1 to " + std::to_string(kMaxGridSpecies) + " species");
+    for (int axis = 0; axis < 3; ++axis)
+      if ((geometry_.face[2 * axis] == GridBoundary::periodic) !=
+          (geometry_.face[2 * axis + 1] == GridBoundary::periodic))
+        throw std::invalid_argument("a periodic boundary pairs opposite faces (axis " + std::to_string(axis) +
+                                    ")");
     geometry_.nx = shape_.nx;
     geometry_.ny = shape_.ny;
     geometry_.nz = shape_.nz;

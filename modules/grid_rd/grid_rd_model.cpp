@@ -200,8 +200,15 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     for (int side = 0; side < 2; ++side)
       p.faces[static_cast<std::size_t>(2 * a + side)] =
           parse_boundary(boundary_keys, std::string(axes[a]) + (side ? "max" : "min"), axis);
+    const GridBoundary lo = p.faces[static_cast<std::size_t>(2 * a)],
+                       hi = p.faces[static_cast<std::size_t>(2 * a + 1)];
+    if ((lo == GridBoundary::periodic) != (hi == GridBoundary::periodic))
+      boundary_keys.fail(std::string(axes[a]) + (lo == GridBoundary::periodic ? "max" : "min"),
+                         std::string("a periodic boundary pairs opposite faces: ") + axes[a] + "min and " +
+                             axes[a] + "max must both be periodic or both not");
   }
-  // Dirichlet ghost values: [grid.dirichlet] a, b for every face, refined per face ([grid.dirichlet.xmin] ...)
+  // Dirichlet ghost values: [grid.dirichlet] a, b for every face, refined per face ([grid.dirichlet.xmin]
+  // ...)
   const auto dirichlet = grid.table("dirichlet");
   const double da = dirichlet.number("a", 1.0), db = dirichlet.number("b", 0.0);
   const char* faces[6] = {"xmin", "xmax", "ymin", "ymax", "zmin", "zmax"};

@@ -23,8 +23,8 @@ struct Run {
   GridField<Real>* field;
   std::unique_ptr<GridRdSystem<Real>> system;
   explicit Run(const GridRdParams& p) : params(p) {
-    field = &world.add_field(
-        std::make_unique<GridField<Real>>("rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<Real>()));
+    field = &world.add_field(std::make_unique<GridField<Real>>(
+        "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<Real>()));
     system = std::make_unique<GridRdSystem<Real>>(p, *field);
   }
   void step(double dt, int n) {
@@ -48,7 +48,9 @@ GridRdParams diffusion_only(GridShape shape, Stencil stencil, double d_a, double
 }
 
 /// Heat kernel of diffusivity 1 at time t in `dims` dimensions, centred at c.
-double heat_kernel(double r2, double t, int dims) { return std::exp(-r2 / (4 * t)) / std::pow(4 * kPi * t, dims / 2.0); }
+double heat_kernel(double r2, double t, int dims) {
+  return std::exp(-r2 / (4 * t)) / std::pow(4 * kPi * t, dims / 2.0);
+}
 
 /// Max-norm error, relative to the peak, of a diffused Gaussian after time T on a periodic box of side L
 /// with n nodes per axis (RK4, a quarter of its stability limit).
@@ -60,12 +62,14 @@ double gaussian_error(int dims, int n, double length) {
   const double t0 = 0.5, duration = 0.25, c = length / 2;
   auto& u = run.field->host();
   const auto value = [&](int i, int j, int k, double t) {
-    const double x = (i + 0.5) * shape.h - c, y = (j + 0.5) * shape.h - c, z = dims == 3 ? (k + 0.5) * shape.h - c : 0.0;
+    const double x = (i + 0.5) * shape.h - c, y = (j + 0.5) * shape.h - c,
+                 z = dims == 3 ? (k + 0.5) * shape.h - c : 0.0;
     return heat_kernel(x * x + y * y + z * z, t, dims);
   };
   for (int k = 0; k < shape.nz; ++k)
     for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) run.field->host_at(0, i, j, k) = run.field->host_at(1, i, j, k) = value(i, j, k, t0);
+      for (int i = 0; i < n; ++i)
+        run.field->host_at(0, i, j, k) = run.field->host_at(1, i, j, k) = value(i, j, k, t0);
   run.field->upload();
   const int steps = static_cast<int>(std::ceil(duration / (0.25 * p.stability_limit())));
   run.step(duration / steps, steps);
@@ -91,7 +95,8 @@ double total(const std::vector<Real>& v, std::size_t first, std::size_t n) {
 }  // namespace
 
 TEST_CASE("diffusion of a Gaussian matches the heat kernel at second order in h (2D, 5-point)", "[grid_rd]") {
-  const double e32 = gaussian_error(2, 32, 16.0), e64 = gaussian_error(2, 64, 16.0), e128 = gaussian_error(2, 128, 16.0);
+  const double e32 = gaussian_error(2, 32, 16.0), e64 = gaussian_error(2, 64, 16.0),
+               e128 = gaussian_error(2, 128, 16.0);
   INFO("errors " << e32 << " " << e64 << " " << e128);
   CHECK(e128 < 1e-3);
   CHECK(std::log2(e32 / e64) == Approx(2.0).margin(0.15));
@@ -99,14 +104,16 @@ TEST_CASE("diffusion of a Gaussian matches the heat kernel at second order in h 
 }
 
 TEST_CASE("diffusion of a Gaussian matches the heat kernel at second order in h (3D, 7-point)", "[grid_rd]") {
-  const double e16 = gaussian_error(3, 16, 12.0), e32 = gaussian_error(3, 32, 12.0), e64 = gaussian_error(3, 64, 12.0);
+  const double e16 = gaussian_error(3, 16, 12.0), e32 = gaussian_error(3, 32, 12.0),
+               e64 = gaussian_error(3, 64, 12.0);
   INFO("errors " << e16 << " " << e32 << " " << e64);
   CHECK(e64 < 5e-3);
   CHECK(std::log2(e16 / e32) == Approx(2.0).margin(0.3));
   CHECK(std::log2(e32 / e64) == Approx(2.0).margin(0.15));
 }
 
-TEMPLATE_TEST_CASE("pure diffusion conserves mass with periodic and zero-flux boundaries", "[grid_rd]", float, double) {
+TEMPLATE_TEST_CASE("pure diffusion conserves mass with periodic and zero-flux boundaries", "[grid_rd]", float,
+                   double) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   struct Case {
@@ -167,7 +174,8 @@ TEST_CASE("without diffusion every node follows the Gray-Scott ODE", "[grid_rd]"
   std::uniform_real_distribution<double> ua(0.2, 1.0), ub(0.0, 0.5);
   const std::size_t n = p.shape.cells();
   std::vector<double> a(n), b(n);
-  for (std::size_t i = 0; i < n; ++i) run.field->host()[i] = a[i] = ua(rng), run.field->host()[n + i] = b[i] = ub(rng);
+  for (std::size_t i = 0; i < n; ++i)
+    run.field->host()[i] = a[i] = ua(rng), run.field->host()[n + i] = b[i] = ub(rng);
   run.field->upload();
   run.step(0.1, 300);  // t = 30
   const auto& v = run.host();
@@ -274,11 +282,22 @@ TEST_CASE("stability limits follow the stencil's spectral radius", "[grid_rd]") 
     GridRdParams q = diffusion_only({16, 16, 1, 1.0}, Stencil::seed9, 1.0, 1.0);
     Run<double> run(q);
     for (int j = 0; j < 16; ++j)
-      for (int i = 0; i < 16; ++i) run.field->host_at(0, i, j, 0) = ((i + j) % 2 ? 1.0 : -1.0);  // the (pi, pi) mode
+      for (int i = 0; i < 16; ++i)
+        run.field->host_at(0, i, j, 0) = ((i + j) % 2 ? 1.0 : -1.0);  // the (pi, pi) mode
     run.field->upload();
     run.step(factor * q.stability_limit(), 200);
     const double amplitude = std::abs(run.host()[0]);
-    if (factor < 1) CHECK(amplitude < 1.0);
-    else CHECK(amplitude > 1.0);
+    if (factor < 1)
+      CHECK(amplitude < 1.0);
+    else
+      CHECK(amplitude > 1.0);
   }
+}
+
+TEST_CASE("a periodic face without a periodic opposite face is refused", "[grid_rd]") {
+  GridGeometry<float> g;
+  g.face[2] = GridBoundary::neumann;  // ymin; ymax stays periodic
+  CHECK_THROWS_AS(GridField<float>("rd", GridShape{8, 8, 1, 1.0}, {"a", "b"}, g), std::invalid_argument);
+  g.face[3] = GridBoundary::dirichlet;
+  CHECK_NOTHROW(GridField<float>("rd", GridShape{8, 8, 1, 1.0}, {"a", "b"}, g));
 }
