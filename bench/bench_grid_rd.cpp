@@ -1,16 +1,18 @@
 // Gray-Scott throughput on structured grids, against the memory-bandwidth limit.
 //
-//   bench_grid_rd [--backend cpu|cuda] [--size2d N] [--size3d N] [--steps K]
+//   bench_grid_rd [--backend cpu|cuda] [--size2d N] [--size3d N] [--steps K] [--sweep]
 //
 // For float Gray-Scott (two species) the least traffic of one explicit step reads and writes each species
 // once: 16 bytes per cell-update. The limit is the device-to-device copy bandwidth measured in the same
 // run (bytes read + bytes written per second). Printed per case: cell-updates per second and
 // (16 B x cell-updates/s) / copy bandwidth; above 100 % is possible only with several steps per launch
-// (temporal blocking). Results for the GPU go into BENCHMARKS.md.
+// (temporal blocking). --sweep (CUDA builds) also times every launch shape of the tuned kernels
+// (cuda::TunedShape), to choose the defaults. Results for the GPU go into BENCHMARKS.md.
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,10 @@
 #include "engine/exec/device_buffer.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
+
+#if defined(TISSUE_BACKEND_CUDA)
+#include "cuda/grid_rd_tuned.hpp"
+#endif
 
 using namespace tissue;
 using namespace tissue::grid_rd;
@@ -77,16 +83,87 @@ double time_per_step(const Case& c, int steps) {
   return seconds_since(t0) / (calls * c.steps_per_launch);
 }
 
+#if defined(TISSUE_BACKEND_CUDA)
+/// Seconds per step of the tuned kernels with launch shape `ts`, called directly (float Gray-Scott).
+double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
+  GridRdParams p;
+  p.shape = c.shape;
+  p.stencil = c.stencil;
+  const bool three_d = c.shape.nz > 1;
+  RdParams<float> rp{p.geometry<float>(), c.stencil, 1.0f, three_d ? 0.3f : 1.0f, three_d ? 0.15f : 0.5f};
+  const reactions::GrayScott<float> gs{0.038f, 0.061f};
+  const float dt = three_d ? 0.5f : 1.0f;
+  DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());
+  a.zero();
+  b.zero();
+  const int calls = steps / c.steps_per_launch;
+  float *in = a.data(), *out = b.data();
+  const auto call = [&] {
+    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts))
+      throw std::runtime_error("no tuned kernel for " + c.name);
+    std::swap(in, out);
+  };
+  call();
+  exec::synchronize();
+  const auto t0 = Clock::now();
+  for (int k = 0; k < calls; ++k) call();
+  exec::synchronize();
+  return seconds_since(t0) / (calls * c.steps_per_launch);
+}
+
+/// Times every launch shape of the tuned kernels.
+void sweep(int size2d, int size3d, int steps, double bandwidth) {
+  std::printf("\nlaunch shapes of the tuned kernels (cuda::TunedShape):\n");
+  const auto report = [&](const std::string& name, const GridShape& shape, double t) {
+    const double rate = static_cast<double>(shape.cells()) / t;
+    std::printf("%-40s %10.4f %16.2f %11.1f%%\n", name.c_str(), 1e3 * t, rate / 1e9,
+                100.0 * 16.0 * rate / bandwidth);
+  };
+  const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
+  for (int width : {128, 256})
+    for (int tile1_rows : {8, 16, 32}) {
+      cuda::TunedShape ts;
+      ts.tile1_rows = tile1_rows;
+      ts.tile1_width = width;
+      report("2D 1 step, shared tile " + std::to_string(width) + " x " + std::to_string(tile1_rows), s2,
+             time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
+    }
+  for (int rows : {1, 2, 4}) {
+    cuda::TunedShape ts;
+    ts.rows_2d = rows;
+    report("2D 1 step, rows_2d " + std::to_string(rows), s2,
+           time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
+  }
+  for (int t : {2, 4, 8})
+    for (int tile_rows : {32, 48}) {
+      cuda::TunedShape ts;
+      ts.tile_rows = tile_rows;
+      report("2D " + std::to_string(t) + " steps, tile_rows " + std::to_string(tile_rows), s2,
+             time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, t}, ts, steps));
+    }
+  for (int rows : {1, 2, 4})
+    for (bool z_middle : {false, true}) {
+      cuda::TunedShape ts;
+      ts.rows_3d = rows;
+      ts.z_middle = z_middle;
+      report("3D rows_3d " + std::to_string(rows) + (z_middle ? ", order x z y" : ", order x y z"), s3,
+             time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+    }
+}
+#endif
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"grid reaction-diffusion throughput benchmark"};
   std::string backend = exec::cuda_compiled() ? "cuda" : "cpu";
   int size2d = 0, size3d = 0, steps = 0;
+  bool sweep_shapes = false;
   app.add_option("--backend", backend, "cpu or cuda");
   app.add_option("--size2d", size2d, "2D grid side (default 4096 on cuda, 1024 on cpu)");
   app.add_option("--size3d", size3d, "3D grid side (default 512 on cuda, 96 on cpu)");
   app.add_option("--steps", steps, "timed steps per case (default 400 on cuda, 16 on cpu; a multiple of 8)");
+  app.add_flag("--sweep", sweep_shapes, "also time every launch shape of the tuned CUDA kernels");
   CLI11_PARSE(app, argc, argv);
   try {
     exec::set_backend(exec::parse_backend(backend));
@@ -129,5 +206,8 @@ int main(int argc, char** argv) {
     std::printf("%-32s %14zu %10.4f %16.2f %11.1f%%\n", c.name.c_str(), c.shape.cells(), 1e3 * t, rate / 1e9,
                 100.0 * 16.0 * rate / bandwidth);
   }
+#if defined(TISSUE_BACKEND_CUDA)
+  if (sweep_shapes && gpu) sweep(size2d, size3d, steps, bandwidth);
+#endif
   return 0;
 }

@@ -32,7 +32,7 @@ if want bench; then
   summary+=("bench_sem: $(grep -E '^ +[0-9]' "$OUT/bench_sem.txt" | awk '{printf "%s el: %s el-steps/s %s ms/step; ", $1, $3, $4}')")
 fi
 if want bench_rd; then
-  ./bench/bench_grid_rd --backend cuda 2>&1 | tee "$OUT/bench_grid_rd.txt"
+  ./bench/bench_grid_rd --backend cuda --sweep 2>&1 | tee "$OUT/bench_grid_rd.txt"
   summary+=("bench_grid_rd: $(grep -E '^(2D|3D)' "$OUT/bench_grid_rd.txt" | awk -F'  +' '{printf "%s: %s; ", $1, $NF}')")
 fi
 if want epidermis; then

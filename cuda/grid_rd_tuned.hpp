@@ -2,14 +2,14 @@
 /// @file grid_rd_tuned.hpp
 /// Tuned CUDA kernels for the grid reaction-diffusion Euler step (modules/grid_rd), replacing the
 /// generic EulerStep functor where they apply, with bit-identical results (tests/cuda/).
-///   2D one step (seed9, five): each warp marches a strip of rows of 32 columns with a register ring of
-///       rows; x-neighbours by warp shuffles; the next burst of rows is requested before the current one
-///       is computed.
-///   2D, `steps` > 1 per launch (temporal blocking): a tile plus a halo of one node per step is loaded
-///       into shared memory once, the steps run there (each thread a run of rows with a register
-///       window), ghost nodes of non-periodic faces are refreshed after every step.
-///   3D one step (seven): a 32 x 8 tile of columns marches along z, planes in registers, y-neighbours
-///       through a double-buffered shared row.
+///   2D one step (seed9, five): a 128-column window is copied into shared memory asynchronously, each
+///       thread marches a column; or (rows_2d > 0) each thread owns a column and `rows_2d` rows and
+///       requests every value it reads before computing (neighbours through L1).
+///   2D, `steps` > 1 per launch (temporal blocking): a 128-column window (the tile plus a halo of one
+///       node per step) is copied into shared memory asynchronously, the steps run there with register
+///       windows and fully unrolled loops; windows touching a non-periodic face refresh ghost nodes
+///       after every step.
+///   3D one step (seven): each thread owns an (x, y) column and `rows_3d` planes.
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
@@ -18,11 +18,22 @@
 
 namespace tissue::cuda {
 
+/// Launch shape of the tuned kernels. The defaults are the fastest measured on an H100 (BENCHMARKS.md);
+/// the alternatives exist for float only, for `bench_grid_rd --sweep` (double always uses the defaults).
+struct TunedShape {
+  int rows_2d = 0;        ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
+  int tile1_rows = 16;    ///< 2D one step, shared-memory tile: window height 8, 16 or 32
+  int tile1_width = 128;  ///< 2D one step, shared-memory tile: interior columns 128 or 256
+  int tile_rows = 48;     ///< temporal blocking window height: 32 or 48
+  int rows_3d = 2;        ///< planes per thread, 3D: 1, 2 or 4
+  bool z_middle = false;  ///< 3D launch order x, z, y (true) or x, y, z
+};
+
 /// Advances `in` by `steps` explicit Euler steps of dt into `out` (both species-major device arrays
 /// of the grid; `in` is used as scratch). @return false, having done nothing, when no tuned kernel
-/// covers the configuration (grid smaller than a tile, a stencil/dimension mismatch).
+/// covers the configuration (a stencil/dimension mismatch).
 template <class Real, class Reaction>
 bool rd_euler_tuned(const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt, Real* in, Real* out,
-                    int steps);
+                    int steps, const TunedShape& shape = {});
 
 }  // namespace tissue::cuda

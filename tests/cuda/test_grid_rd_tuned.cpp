@@ -1,9 +1,12 @@
 // The tuned CUDA kernels of the grid RD Euler step (one step per launch, temporal blocking, 3D marching)
 // give bit-identical results to the generic EulerStep functor (CUDA builds, CUDA backend).
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <limits>
 #include <vector>
 
+#include "cuda/grid_rd_tuned.hpp"
 #include "engine/exec/backend.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
@@ -13,11 +16,21 @@ using namespace tissue::grid_rd;
 
 namespace {
 
+/// Fills the buffer the next step writes with NaN, so that a node a kernel leaves unwritten shows up
+/// (freed device memory is often handed back with the previous run's results in it).
+template <class Real>
+void poison_next(GridField<Real>& field) {
+  std::fill(field.host().begin(), field.host().end(), std::numeric_limits<Real>::quiet_NaN());
+  field.upload();
+  field.swap();
+}
+
 template <class Real>
 std::vector<Real> run(const GridRdParams& p, int calls, double dt) {
   World world{Box{}, 0};
   auto& field = world.add_field(std::make_unique<GridField<Real>>(
       "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<Real>()));
+  poison_next(field);
   InitialState init;
   init.patch_size = p.shape.nx / 3.0;
   init.noise = 0.05;
@@ -37,9 +50,22 @@ void check_equal(GridRdParams p, int calls, double dt) {
   const auto tuned = run<Real>(p, calls, dt);
   REQUIRE(generic.size() == tuned.size());
   std::size_t differ = 0;
-  for (std::size_t i = 0; i < generic.size(); ++i)
-    differ += std::memcmp(&generic[i], &tuned[i], sizeof(Real)) != 0;
-  INFO("nodes differing: " << differ << " of " << generic.size());
+  // bounding box of the differing nodes (x, y, z, species), to tell which tiles or faces went wrong
+  int lo[4] = {1 << 30, 1 << 30, 1 << 30, 1 << 30}, hi[4] = {-1, -1, -1, -1};
+  const std::size_t cells = p.shape.cells();
+  Real first_generic = 0, first_tuned = 0;
+  for (std::size_t i = 0; i < generic.size(); ++i) {
+    if (std::memcmp(&generic[i], &tuned[i], sizeof(Real)) == 0) continue;
+    if (differ++ == 0) first_generic = generic[i], first_tuned = tuned[i];
+    const std::size_t c = i % cells;
+    const int at[4] = {static_cast<int>(c % p.shape.nx), static_cast<int>(c / p.shape.nx % p.shape.ny),
+                       static_cast<int>(c / p.shape.nx / p.shape.ny), static_cast<int>(i / cells)};
+    for (int d = 0; d < 4; ++d) lo[d] = std::min(lo[d], at[d]), hi[d] = std::max(hi[d], at[d]);
+  }
+  INFO("nodes differing: " << differ << " of " << generic.size() << " in x " << lo[0] << ".." << hi[0]
+                           << ", y " << lo[1] << ".." << hi[1] << ", z " << lo[2] << ".." << hi[2]
+                           << ", species " << lo[3] << ".." << hi[3] << "; first: generic " << first_generic
+                           << ", tuned " << first_tuned);
   CHECK(differ == 0);
 }
 
@@ -86,6 +112,91 @@ TEST_CASE("tuned 2D kernels equal the generic step bit for bit, all step counts 
   exec::set_backend(exec::Backend::cpu);
 }
 
+TEST_CASE("tuned 2D kernels equal the generic step on grids with interior and periodic-image tiles",
+          "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  for (int steps : {1, 2, 4, 8, 14}) {
+    INFO("steps per launch " << steps);
+    GridRdParams p = base({300, 200, 1, 1.0}, Stencil::seed9);  // fast tiles, aligned 16-byte copies
+    p.steps_per_launch = steps;
+    check_equal<float>(p, 3, 1.0);
+    p.shape = {302, 130, 1, 1.0};  // unaligned rows: element-wise copies; faces: general path
+    check_equal<float>(p, 3, 1.0);
+    p.faces = {GridBoundary::dirichlet, GridBoundary::neumann,  GridBoundary::periodic,
+               GridBoundary::periodic,  GridBoundary::periodic, GridBoundary::periodic};
+    p.dirichlet[0] = {0.8, 0.05};
+    check_equal<float>(p, 3, 1.0);
+    p.faces[2] = GridBoundary::neumann;
+    p.faces[3] = GridBoundary::dirichlet;
+    p.dirichlet[3] = {0.2, 0.3};
+    check_equal<float>(p, 3, 1.0);
+    p.stencil = Stencil::five;
+    p.shape.h = 1.5;
+    check_equal<double>(p, 3, 0.5);
+  }
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  const auto compare = [](const GridRdParams& p, const cuda::TunedShape& ts, float dt) {
+    auto generic = p;
+    generic.kernel = Kernel::generic;
+    generic.steps_per_launch = 1;
+    const auto expected = run<float>(generic, p.steps_per_launch, dt);
+    const RdParams<float> rp{
+        p.geometry<float>(), p.stencil, static_cast<float>(1.0 / (p.shape.h * p.shape.h)),
+        static_cast<float>(p.reaction.diffusion[0]), static_cast<float>(p.reaction.diffusion[1])};
+    World world{Box{}, 0};
+    auto& field = world.add_field(std::make_unique<GridField<float>>(
+        "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<float>()));
+    poison_next(field);
+    InitialState init;
+    init.patch_size = p.shape.nx / 3.0;
+    init.noise = 0.05;
+    apply_initial_state(field, init, 7);
+    const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
+                                         static_cast<float>(p.reaction.gray_scott.k)};
+    REQUIRE(cuda::rd_euler_tuned(rp, gs, dt, field.current().data(), field.next().data(), p.steps_per_launch,
+                                 ts));
+    field.swap();
+    field.download();
+    REQUIRE(field.host().size() == expected.size());
+    CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+  };
+  for (int rows : {1, 2, 4}) {
+    cuda::TunedShape ts;
+    ts.rows_2d = rows;
+    compare(base({150, 90, 1, 1.0}, Stencil::seed9), ts, 1.0f);
+  }
+  for (int width : {128, 256})
+    for (int tile1_rows : {8, 16, 32}) {
+      cuda::TunedShape ts;
+      ts.tile1_rows = tile1_rows;
+      ts.tile1_width = width;
+      compare(base({600, 200, 1, 1.0}, Stencil::seed9), ts, 1.0f);
+      compare(base({602, 150, 1, 1.0}, Stencil::seed9), ts, 1.0f);
+    }
+  for (int tile_rows : {32, 48})
+    for (int steps : {2, 4, 8}) {
+      cuda::TunedShape ts;
+      ts.tile_rows = tile_rows;
+      GridRdParams p = base({300, 200, 1, 1.0}, Stencil::seed9);
+      p.steps_per_launch = steps;
+      compare(p, ts, 1.0f);
+    }
+  for (int rows : {1, 2, 4})
+    for (bool z_middle : {false, true}) {
+      cuda::TunedShape ts;
+      ts.rows_3d = rows;
+      ts.z_middle = z_middle;
+      GridRdParams p = base({70, 30, 41, 1.0}, Stencil::seven);
+      p.steps_per_launch = 2;
+      compare(p, ts, 0.5f);
+    }
+  exec::set_backend(exec::Backend::cpu);
+}
+
 TEST_CASE("the tuned 3D kernel equals the generic step bit for bit", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
   GridRdParams p = base({40, 20, 37, 1.0}, Stencil::seven);
@@ -94,5 +205,11 @@ TEST_CASE("the tuned 3D kernel equals the generic step bit for bit", "[cuda][gri
   p.faces.fill(GridBoundary::neumann);
   p.faces[5] = GridBoundary::dirichlet;
   check_equal<double>(p, 4, 0.5);
+  p = base({100, 40, 50, 1.0}, Stencil::seven);  // interior blocks on the fast path
+  check_equal<float>(p, 3, 0.5);
+  p.faces.fill(GridBoundary::neumann);
+  p.faces[0] = GridBoundary::dirichlet;
+  p.dirichlet[0] = {1.0, 0.0};
+  check_equal<float>(p, 3, 0.5);
   exec::set_backend(exec::Backend::cpu);
 }
