@@ -120,13 +120,14 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
                 100.0 * 16.0 * rate / bandwidth);
   };
   const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
-  for (int width : {128, 256})
+  for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32}) {
       cuda::TunedShape ts;
       ts.tile1_rows = tile1_rows;
-      ts.tile1_width = width;
-      report("2D 1 step, shared tile " + std::to_string(width) + " x " + std::to_string(tile1_rows), s2,
-             time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
+      ts.tile1_threads = threads;
+      report("2D 1 step, shared tile 128 x " + std::to_string(tile1_rows) + ", " + std::to_string(threads) +
+                 " threads",
+             s2, time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
     }
   for (int rows : {1, 2, 4}) {
     cuda::TunedShape ts;

@@ -3,6 +3,7 @@
 
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "cuda/grid_rd_tuned.hpp"
 #include "cuda/runtime.hpp"
@@ -14,6 +15,33 @@ namespace {
 
 using grid_rd::RdParams;
 using grid_rd::Stencil;
+
+/// Programmatic dependent launch (Hopper): every tuned kernel is launched with launch_pdl, so that its
+/// blocks may be scheduled while the previous kernel in the stream drains its last wave; before touching
+/// global memory a block waits until that kernel has completed and its writes are visible, then allows
+/// the next kernel to be scheduled. Without the launch attribute both instructions do nothing.
+__device__ __forceinline__ void pdl_prologue() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+/// kernel<<<grid, block, smem>>>(args...) on the default stream, as a programmatic dependent launch.
+template <class... Params, class... Args>
+void launch_pdl(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
+                Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = nullptr;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute[0].val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (err != cudaSuccess) throw BackendError(std::string(what) + ": " + cudaGetErrorString(err));
+}
 
 // ---------------------------------------------------------------------------------------------------
 // One step per launch, 2D: thread (lane, warp) owns column x = block x + lane and RY consecutive rows. It
@@ -76,6 +104,7 @@ __global__ void __launch_bounds__(32 * kRowWarps)
     rd_rows_2d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
                Real* __restrict__ out) {
   const GridGeometry<Real>& g = p.grid;
+  pdl_prologue();
   const int bx = static_cast<int>(blockIdx.x) * 32, by = static_cast<int>(blockIdx.y) * (kRowWarps * RY);
   const int x = bx + static_cast<int>(threadIdx.x), y0 = by + static_cast<int>(threadIdx.y) * RY;
   const bool fast =
@@ -141,6 +170,7 @@ __global__ void __launch_bounds__(32 * kRowWarps)
     rd_rows_3d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
                Real* __restrict__ out) {
   const GridGeometry<Real>& g = p.grid;
+  pdl_prologue();
   const int bx = static_cast<int>(blockIdx.x) * 32;
   const int by = static_cast<int>(kZMiddle ? blockIdx.z : blockIdx.y) * kRowWarps;
   const int bz = static_cast<int>(kZMiddle ? blockIdx.y : blockIdx.z) * RZ;
@@ -339,6 +369,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes) + kChunk;  // buffers [2][species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
+  pdl_prologue();
   const std::size_t n = g.cells();
   const int ox = static_cast<int>(blockIdx.x) * TX - R, oy = static_cast<int>(blockIdx.y) * TY - R;
   const bool inside = ox >= 0 && oy >= 0 && ox + WX <= g.nx && oy + WY <= g.ny;  // block-uniform
@@ -414,16 +445,16 @@ constexpr std::size_t tile1_smem_bytes() {
   return 2 * static_cast<std::size_t>(W + 2 * chunk_elements<Real>()) * WY * sizeof(Real);
 }
 
-template <class Real, class Reaction, int W, int WY, Stencil S>
-__global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
-    rd_tile1_2d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
-                Real* __restrict__ out) {
+template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
+__global__ void __launch_bounds__(kThreads) rd_tile1_2d(RdParams<Real> p, Reaction reaction, Real dt,
+                                                        const Real* __restrict__ in, Real* __restrict__ out) {
   constexpr int HX = chunk_elements<Real>(), WX = W + 2 * HX, TY = WY - 2, AREA = WX * WY;
-  constexpr int kThreads = kTileThreadsX * kTileThreadsY, kGroups = kThreads / W;  // row groups
+  constexpr int kGroups = kThreads / W;  // row groups
   static_assert(kThreads % W == 0 && TY % kGroups == 0, "the row groups must split the tile evenly");
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes);  // [species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
+  pdl_prologue();
   const std::size_t n = g.cells();
   const int ox = static_cast<int>(blockIdx.x) * W - HX, oy = static_cast<int>(blockIdx.y) * TY - 1;
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
@@ -467,10 +498,10 @@ void check_launch(const char* what) {
   check_last_launch(what);
 }
 
-template <class Real, class Reaction, int W, int WY, Stencil S>
+template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   constexpr std::size_t bytes = tile1_smem_bytes<Real, W, WY>();
-  auto kernel = rd_tile1_2d<Real, Reaction, W, WY, S>;
+  auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
   static bool configured = false;  // per instantiation
   if (!configured) {
     const cudaError_t err =
@@ -480,7 +511,7 @@ void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
     configured = true;
   }
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
-  kernel<<<grid, dim3(kTileThreadsX, kTileThreadsY), bytes>>>(p, r, dt, in, out);
+  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, p, r, dt, in, out);
   check_launch("rd_tile1_2d");
 }
 
@@ -489,7 +520,7 @@ void launch_rows_2d(int rows, const RdParams<Real>& p, const Reaction& r, Real d
                     Real* out) {
   const auto launch = [&](auto kernel, int ry) {
     const dim3 grid((p.grid.nx + 31) / 32, (p.grid.ny + kRowWarps * ry - 1) / (kRowWarps * ry));
-    kernel<<<grid, dim3(32, kRowWarps)>>>(p, r, dt, in, out);
+    launch_pdl("rd_rows_2d", kernel, grid, dim3(32, kRowWarps), 0, p, r, dt, in, out);
     check_launch("rd_rows_2d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -505,7 +536,8 @@ void launch_rows_3d(int rows, bool z_middle, const RdParams<Real>& p, const Reac
   const auto launch = [&](auto kernel, int rz, bool zm) {
     const unsigned bx = (p.grid.nx + 31) / 32, by = (p.grid.ny + kRowWarps - 1) / kRowWarps,
                    bz = (p.grid.nz + rz - 1) / rz;
-    kernel<<<zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps)>>>(p, r, dt, in, out);
+    launch_pdl("rd_rows_3d", kernel, zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps), 0, p, r,
+               dt, in, out);
     check_launch("rd_rows_3d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -534,7 +566,7 @@ void launch_tile_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const R
   }
   constexpr int TX = kTileWidth - 2 * T, TY = WY - 2 * T;
   const dim3 grid((p.grid.nx + TX - 1) / TX, (p.grid.ny + TY - 1) / TY);
-  kernel<<<grid, dim3(kTileThreadsX, kTileThreadsY), bytes>>>(p, r, dt, in, out);
+  launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);
   check_launch("rd_tile_2d");
 }
 
@@ -552,19 +584,20 @@ void launch_2d(int t, const TunedShape& shape, const RdParams<Real>& p, const Re
   if (t == 1) {
     if (shape.rows_2d > 0) return launch_rows_2d<Real, Reaction, S>(shape.rows_2d, p, r, dt, in, out);
     if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
-      const bool wide = shape.tile1_width == 256;
+      const bool narrow = shape.tile1_threads == 128;
       if (shape.tile1_rows == 8)
-        return wide ? launch_tile1_2d<Real, Reaction, 256, 8, S>(p, r, dt, in, out)
-                    : launch_tile1_2d<Real, Reaction, 128, 8, S>(p, r, dt, in, out);
+        return narrow ? launch_tile1_2d<Real, Reaction, 128, 8, 128, S>(p, r, dt, in, out)
+                      : launch_tile1_2d<Real, Reaction, 128, 8, 256, S>(p, r, dt, in, out);
       if (shape.tile1_rows == 32)
-        return wide ? launch_tile1_2d<Real, Reaction, 256, 32, S>(p, r, dt, in, out)
-                    : launch_tile1_2d<Real, Reaction, 128, 32, S>(p, r, dt, in, out);
-      if (wide) return launch_tile1_2d<Real, Reaction, 256, 16, S>(p, r, dt, in, out);
+        return narrow ? launch_tile1_2d<Real, Reaction, 128, 32, 128, S>(p, r, dt, in, out)
+                      : launch_tile1_2d<Real, Reaction, 128, 32, 256, S>(p, r, dt, in, out);
+      if (narrow) return launch_tile1_2d<Real, Reaction, 128, 16, 128, S>(p, r, dt, in, out);
     }
-    return launch_tile1_2d<Real, Reaction, 128, 16, S>(p, r, dt, in, out);
+    return launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out);
   }
   if constexpr (std::is_same_v<Real, float>)
-    if (shape.tile_rows == 32) return launch_steps_2d<Real, Reaction, 32, S>(t, p, r, dt, in, out);
+    if (shape.tile_rows == 32 || (shape.tile_rows == 0 && t <= 4))  // 0: the faster one measured
+      return launch_steps_2d<Real, Reaction, 32, S>(t, p, r, dt, in, out);
   launch_steps_2d<Real, Reaction, 48, S>(t, p, r, dt, in, out);
 }
 

@@ -21,10 +21,11 @@ namespace tissue::cuda {
 /// Launch shape of the tuned kernels. The defaults are the fastest measured on an H100 (BENCHMARKS.md);
 /// the alternatives exist for float only, for `bench_grid_rd --sweep` (double always uses the defaults).
 struct TunedShape {
-  int rows_2d = 0;        ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
-  int tile1_rows = 16;    ///< 2D one step, shared-memory tile: window height 8, 16 or 32
-  int tile1_width = 128;  ///< 2D one step, shared-memory tile: interior columns 128 or 256
-  int tile_rows = 48;     ///< temporal blocking window height: 32 or 48
+  int rows_2d = 0;          ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
+  int tile1_rows = 16;      ///< 2D one step, shared-memory tile: window height 8, 16 or 32
+  int tile1_threads = 256;  ///< 2D one step, shared-memory tile: threads per block 128 or 256
+  int tile_rows = 0;      ///< temporal blocking window height: 32, 48, or 0 (32 for 2 and 4 steps per launch,
+                          ///< 48 for 8: the faster measured; double always 48)
   int rows_3d = 2;        ///< planes per thread, 3D: 1, 2 or 4
   bool z_middle = false;  ///< 3D launch order x, z, y (true) or x, y, z
 };

@@ -169,11 +169,11 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     ts.rows_2d = rows;
     compare(base({150, 90, 1, 1.0}, Stencil::seed9), ts, 1.0f);
   }
-  for (int width : {128, 256})
+  for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32}) {
       cuda::TunedShape ts;
       ts.tile1_rows = tile1_rows;
-      ts.tile1_width = width;
+      ts.tile1_threads = threads;
       compare(base({600, 200, 1, 1.0}, Stencil::seed9), ts, 1.0f);
       compare(base({602, 150, 1, 1.0}, Stencil::seed9), ts, 1.0f);
     }
