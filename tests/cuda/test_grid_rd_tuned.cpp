@@ -190,7 +190,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
       cuda::TunedShape ts;
       ts.rows_3d = rows;
       ts.z_middle = z_middle;
-      GridRdParams p = base({70, 30, 41, 1.0}, Stencil::seven);
+      GridRdParams p = base({150, 30, 41, 1.0}, Stencil::seven);
       p.steps_per_launch = 2;
       compare(p, ts, 0.5f);
     }
@@ -207,6 +207,9 @@ TEST_CASE("the tuned 3D kernel equals the generic step bit for bit", "[cuda][gri
   check_equal<double>(p, 4, 0.5);
   p = base({100, 40, 50, 1.0}, Stencil::seven);  // interior blocks on the fast path
   check_equal<float>(p, 3, 0.5);
+  p.shape = {202, 40, 70, 1.0};  // several z chunks of blocks, odd row length
+  check_equal<float>(p, 3, 0.5);
+  check_equal<double>(p, 2, 0.5);
   p.faces.fill(GridBoundary::neumann);
   p.faces[0] = GridBoundary::dirichlet;
   p.dirichlet[0] = {1.0, 0.0};
