@@ -196,6 +196,40 @@ __global__ void __launch_bounds__(32 * kRowWarps)
 // check and the loops unroll completely. Tiles touching a non-periodic face take the general path: ghost
 // positions are classified and refreshed from the boundary rules after every step.
 
+/// Elements per 16-byte copy.
+template <class Real>
+constexpr int chunk_elements() {
+  return 16 / static_cast<int>(sizeof(Real));
+}
+
+/// Copies the WX x WY window with origin (ox, oy), inside the grid, of both species into `buf` ([species
+/// 2][WX * WY]) with cp.async (16-byte copies where the rows allow, else one element each), and waits for
+/// it. Called by every thread of a block of kThreads; the caller synchronises the block.
+template <class Real, int WX, int WY, int kThreads>
+__device__ __forceinline__ void copy_window_async(const GridGeometry<Real>& g, const Real* __restrict__ in,
+                                                  Real* buf, int ox, int oy, int tid) {
+  constexpr int kChunk = chunk_elements<Real>(), AREA = WX * WY;
+  const std::size_t n = g.cells();
+  const auto source = [&](int s, int row, int c) {
+    return in + s * n + static_cast<std::size_t>(oy + row) * static_cast<std::size_t>(g.nx) + ox + c;
+  };
+  if (WX % kChunk == 0 && ox % kChunk == 0 && g.nx % kChunk == 0) {
+    constexpr int kPerRow = WX / kChunk, kPerSpecies = WY * kPerRow;
+    for (int i = tid; i < 2 * kPerSpecies; i += kThreads) {
+      const int s = i / kPerSpecies, k = i - s * kPerSpecies, row = k / kPerRow,
+                c = (k - row * kPerRow) * kChunk;
+      __pipeline_memcpy_async(buf + s * AREA + row * WX + c, source(s, row, c), 16);
+    }
+  } else {
+    for (int i = tid; i < 2 * AREA; i += kThreads) {
+      const int s = i / AREA, k = i - s * AREA, row = k / WX, c = k - row * WX;
+      __pipeline_memcpy_async(buf + i, source(s, row, c), sizeof(Real));
+    }
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+}
+
 constexpr int kTileWidth = 128;                       ///< window columns: 4 warps x 32 lanes
 constexpr int kTileThreadsX = 32, kTileThreadsY = 8;  ///< 256 threads
 
@@ -365,7 +399,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
                Real* __restrict__ out) {
   constexpr int R = T, WX = kTileWidth, TX = WX - 2 * R, TY = WY - 2 * R, AREA = WX * WY;
   static_assert(WY % 2 == 0 && TY > 0, "two row groups need an even window height");
-  constexpr int kChunk = 16 / static_cast<int>(sizeof(Real));  // elements per 16-byte copy
+  constexpr int kChunk = chunk_elements<Real>();  // 16 bytes of padding before the buffers
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes) + kChunk;  // buffers [2][species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
@@ -383,26 +417,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
   }
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
   if (inside) {
-    if (ox % kChunk == 0 && g.nx % kChunk == 0) {
-      constexpr int kPerRow = WX / kChunk, kPerSpecies = WY * kPerRow;
-      for (int i = tid; i < 2 * kPerSpecies; i += kTileThreadsX * kTileThreadsY) {
-        const int s = i / kPerSpecies, k = i - s * kPerSpecies, row = k / kPerRow,
-                  c = (k - row * kPerRow) * kChunk;
-        __pipeline_memcpy_async(
-            smem + s * AREA + row * WX + c,
-            in + s * n + static_cast<std::size_t>(oy + row) * static_cast<std::size_t>(g.nx) + ox + c, 16);
-      }
-    } else {
-      for (int i = tid; i < 2 * AREA; i += kTileThreadsX * kTileThreadsY) {
-        const int s = i / AREA, k = i - s * AREA, row = k / WX, c = k - row * WX;
-        __pipeline_memcpy_async(
-            smem + i,
-            in + s * n + static_cast<std::size_t>(oy + row) * static_cast<std::size_t>(g.nx) + ox + c,
-            sizeof(Real));
-      }
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
+    copy_window_async<Real, WX, WY, kTileThreadsX * kTileThreadsY>(g, in, smem, ox, oy, tid);
   } else {  // window crosses periodic faces only: every position is a real node or its image
     for (int i = tid; i < AREA; i += kTileThreadsX * kTileThreadsY) {
       const int row = i / WX, c = i - row * WX;
@@ -436,10 +451,6 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
 // load through GridGeometry::sample (positions beyond the one ghost layer are clamped onto it: the
 // interior never reads them).
 
-template <class Real>
-constexpr int chunk_elements() {
-  return 16 / static_cast<int>(sizeof(Real));
-}
 template <class Real, int W, int WY>
 constexpr std::size_t tile1_smem_bytes() {
   return 2 * static_cast<std::size_t>(W + 2 * chunk_elements<Real>()) * WY * sizeof(Real);
@@ -460,26 +471,7 @@ __global__ void __launch_bounds__(kThreads) rd_tile1_2d(RdParams<Real> p, Reacti
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
   const bool inside = ox >= 0 && oy >= 0 && ox + WX <= g.nx && oy + WY <= g.ny;  // block-uniform
   if (inside) {
-    if (g.nx % HX == 0) {  // ox is a multiple of HX
-      constexpr int kPerRow = WX / HX, kPerSpecies = WY * kPerRow;
-      for (int i = tid; i < 2 * kPerSpecies; i += kThreads) {
-        const int s = i / kPerSpecies, k = i - s * kPerSpecies, row = k / kPerRow,
-                  c = (k - row * kPerRow) * HX;
-        __pipeline_memcpy_async(
-            smem + s * AREA + row * WX + c,
-            in + s * n + static_cast<std::size_t>(oy + row) * static_cast<std::size_t>(g.nx) + ox + c, 16);
-      }
-    } else {
-      for (int i = tid; i < 2 * AREA; i += kThreads) {
-        const int s = i / AREA, k = i - s * AREA, row = k / WX, c = k - row * WX;
-        __pipeline_memcpy_async(
-            smem + i,
-            in + s * n + static_cast<std::size_t>(oy + row) * static_cast<std::size_t>(g.nx) + ox + c,
-            sizeof(Real));
-      }
-    }
-    __pipeline_commit();
-    __pipeline_wait_prior(0);
+    copy_window_async<Real, WX, WY, kThreads>(g, in, smem, ox, oy, tid);
   } else {
     for (int i = tid; i < AREA; i += kThreads) {
       const int row = i / WX, c = i - row * WX;
