@@ -9,6 +9,7 @@ packages=(
   libtomlplusplus-dev               # scenario files (toml++)
   libcli11-dev                      # command-line options
   libpng-dev                        # PNG snapshots of 2D fields
+  nlohmann-json3-dev libssl-dev     # run.json (JSON) and the scenario's SHA-256 in it
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
 )

@@ -5,19 +5,23 @@
 //   tissue --version
 //
 // Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (scenario, flags); 3 numerical
-// failure (NaN/Inf); 4 compute-backend (CUDA) failure. Errors are one line on stderr.
+// failure (NaN/Inf); 4 compute-backend (CUDA) failure. Errors are one line on stderr. Every run writes
+// run.json into its output directory (engine/io/run_record.hpp): provenance, status and exit code.
 
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/io/run_record.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
@@ -35,6 +39,7 @@ std::string version_string() {
 }
 
 struct RunOptions {
+  std::vector<std::string> command;  ///< argv, for run.json
   std::string scenario;
   std::string backend;
   std::optional<std::int64_t> steps;
@@ -60,6 +65,19 @@ void select_backend(const std::string& name) {
   }
 }
 
+/// Process exit code for an exception (see the header comment).
+int exit_code_for(const std::exception& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kBadInput;
+  if (dynamic_cast<const NumericalError*>(&e)) return kNumerical;
+  if (dynamic_cast<const BackendError*>(&e)) return kBackend;
+  return kFailure;
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
 void prepare_output_dir(const fs::path& dir, bool overwrite) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
@@ -72,6 +90,39 @@ void prepare_output_dir(const fs::path& dir, bool overwrite) {
   if (ec) throw std::runtime_error("cannot create output directory " + dir.string() + ": " + ec.message());
 }
 
+/// The time loop of `tissue run`: writes output every `every` steps, checks the state before each output;
+/// counts the steps done in `done`.
+void run_steps(Simulation& sim, std::int64_t steps, std::int64_t every, const fs::path& out,
+               std::int64_t& done) {
+  World& w = *sim.world;
+  std::printf("%s\nmodel %s, backend %s: %s\n%s\n%lld steps of dt = %g, output every %lld steps to %s\n",
+              version_string().c_str(), sim.model.c_str(),
+              std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
+              sim.description.c_str(), static_cast<long long>(steps), sim.dt, static_cast<long long>(every),
+              out.string().c_str());
+  std::fflush(stdout);
+
+  const auto writer = sim.make_writer(out);
+  writer->write(w);
+  Progress progress(steps, ::isatty(STDERR_FILENO) != 0);
+  for (std::int64_t i = 1; i <= steps; ++i) {
+    sim.schedule.step(w, sim.dt);
+    done = i;
+    progress.update(i);
+    if (i == steps || (every > 0 && i % every == 0)) {
+      if (sim.check) sim.check(w);
+      writer->write(w);
+    }
+  }
+  exec::synchronize();
+  progress.finish(steps);
+  w.download();
+  std::printf("%s\n", sim.summary ? sim.summary(w).c_str() : "");
+  std::printf(
+      "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n", progress.elapsed(),
+      progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0, out.string().c_str());
+}
+
 int run(const RunOptions& opt) {
   select_backend(opt.backend);
   const auto scenario = io::Scenario::from_file(opt.scenario);
@@ -81,32 +132,39 @@ int run(const RunOptions& opt) {
   const fs::path out = opt.out.empty() ? fs::path("runs") / fs::path(opt.scenario).stem() : fs::path(opt.out);
   prepare_output_dir(out, opt.overwrite);
 
-  World& w = *sim->world;
-  std::printf("%s\nmodel %s, backend %s: %s\n%s\n%lld steps of dt = %g, output every %lld steps to %s\n",
-              version_string().c_str(), sim->model.c_str(),
-              std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
-              sim->description.c_str(), static_cast<long long>(steps), sim->dt, static_cast<long long>(every),
-              out.string().c_str());
-  std::fflush(stdout);
-
-  const auto writer = sim->make_writer(out);
-  writer->write(w);
-  Progress progress(steps, ::isatty(STDERR_FILENO) != 0);
-  for (std::int64_t i = 1; i <= steps; ++i) {
-    sim->schedule.step(w, sim->dt);
-    progress.update(i);
-    if (i == steps || (every > 0 && i % every == 0)) {
-      if (sim->check) sim->check(w);
-      writer->write(w);
+  // run.json: written now ("running") and again when the run ends, however it ends
+  io::RunRecord record;
+  record.set_scenario(opt.scenario);
+  record.command = opt.command;
+  record.engine_version = kVersion;
+  record.engine_revision = kGitRevision;
+  record.engine_backends = kBackends;
+  record.model = sim->model;
+  record.backend = std::string(exec::to_string(exec::backend()));
+  record.device = exec::device_description();
+  record.host = host_name();
+  record.started = io::utc_now_iso8601();
+  record.steps_requested = steps;
+  record.write(out);
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto finish = [&](const char* status, int exit_code, const std::string& message) {
+    record.status = status;
+    record.exit_code = exit_code;
+    record.message = message;
+    record.ended = io::utc_now_iso8601();
+    record.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    record.write(out);
+  };
+  try {
+    run_steps(*sim, steps, every, out, record.steps_done);
+  } catch (const std::exception& e) {
+    try {
+      finish("failed", exit_code_for(e), e.what());
+    } catch (const std::exception&) {  // the original error matters more than a failed record
     }
+    throw;
   }
-  exec::synchronize();
-  progress.finish(steps);
-  w.download();
-  std::printf("%s\n", sim->summary ? sim->summary(w).c_str() : "");
-  std::printf(
-      "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n", progress.elapsed(),
-      progress.elapsed() > 0 ? static_cast<double>(steps) / progress.elapsed() : 0.0, out.string().c_str());
+  finish("completed", kOk, "");
   return kOk;
 }
 
@@ -127,6 +185,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
 
   RunOptions opt;
+  opt.command.assign(argv, argv + argc);
   auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
   run_cmd->add_option("scenario", opt.scenario, "scenario file (TOML)")->required();
   run_cmd->add_option("--backend", opt.backend,

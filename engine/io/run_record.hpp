@@ -1,0 +1,43 @@
+#pragma once
+/// @file run_record.hpp
+/// Provenance of a run: `run.json` in its output directory, saying what ran (scenario path and the
+/// SHA-256 of its bytes, engine version and revision, command line, model), where (backend, device, host),
+/// when (start and end, UTC, ISO 8601) and how it ended (status, exit code, message, steps, wall time).
+/// The record is written atomically when the run starts (status "running") and rewritten when it ends
+/// ("completed" or "failed"), so a directory whose run.json still says "running" holds a run that was
+/// killed.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tissue::io {
+
+/// Lower-case hex SHA-256 of `bytes` (64 characters; OpenSSL). @throws std::runtime_error if OpenSSL fails.
+std::string sha256_hex(std::string_view bytes);
+
+/// The current UTC time as "YYYY-MM-DDThh:mm:ssZ".
+std::string utc_now_iso8601();
+
+struct RunRecord {
+  std::string scenario_path;         ///< absolute path of the scenario file
+  std::string scenario_sha256;       ///< sha256_hex of the scenario file's bytes
+  std::vector<std::string> command;  ///< argv
+  std::string engine_version, engine_revision, engine_backends;
+  std::string model, backend, device, host;
+  std::string started, ended;      ///< utc_now_iso8601(); `ended` empty while running
+  std::string status = "running";  ///< "running", "completed" or "failed"
+  int exit_code = -1;              ///< the process exit code once ended (README: exit codes)
+  std::string message;             ///< the error message of a failed run
+  std::int64_t steps_requested = 0, steps_done = 0;
+  double wall_seconds = 0.0;
+
+  /// Fills scenario_path and scenario_sha256 from the file. @throws std::runtime_error if unreadable.
+  void set_scenario(const std::filesystem::path& path);
+  /// Writes `dir`/run.json atomically (write_file_atomic). @throws std::runtime_error on I/O failure.
+  void write(const std::filesystem::path& dir) const;
+};
+
+}  // namespace tissue::io

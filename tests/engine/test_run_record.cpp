@@ -1,0 +1,46 @@
+// run.json: the SHA-256 wrapper against the FIPS 180-2 test vectors, and the written record read back.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "engine/io/run_record.hpp"
+
+using namespace tissue;
+namespace fs = std::filesystem;
+
+TEST_CASE("sha256_hex matches the FIPS 180-2 test vectors", "[io]") {
+  CHECK(io::sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(io::sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(io::sha256_hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+        "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
+
+TEST_CASE("a run record is written as JSON with the scenario's hash", "[io]") {
+  // per process: the CPU and CUDA test binaries may run this case at the same time
+  const fs::path dir = fs::temp_directory_path() / ("tissue_test_run_record_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  { std::ofstream(dir / "s.toml") << "abc"; }
+  io::RunRecord r;
+  r.set_scenario(dir / "s.toml");
+  CHECK(r.scenario_sha256 == io::sha256_hex("abc"));
+  CHECK(fs::path(r.scenario_path).is_absolute());
+  r.started = io::utc_now_iso8601();
+  REQUIRE(r.started.size() == 20);
+  CHECK(r.started[10] == 'T');
+  CHECK(r.started.back() == 'Z');
+  r.message = "a \"quoted\" message";
+  r.write(dir);
+  std::ifstream in(dir / "run.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  CHECK(text.str().find("\"status\": \"running\"") != std::string::npos);
+  CHECK(text.str().find("\"ended\": null") != std::string::npos);
+  CHECK(text.str().find(R"(a \"quoted\" message)") != std::string::npos);  // escaped by the JSON writer
+  CHECK_THROWS_AS(r.set_scenario(dir / "missing.toml"), std::runtime_error);
+  fs::remove_all(dir);
+}
