@@ -5,7 +5,8 @@
 //   tissue --version
 //
 // Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (scenario, flags); 3 numerical
-// failure (NaN/Inf); 4 compute-backend (CUDA) failure. Errors are one line on stderr. Every run writes
+// failure (NaN/Inf); 4 compute-backend (CUDA) failure; 128 + N stopped by signal N (SIGINT, SIGTERM)
+// after finishing a step and writing it. Errors are one line on stderr. Every run writes
 // run.json into its output directory (engine/io/run_record.hpp): provenance, status and exit code.
 
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/io/run_record.hpp"
 #include "engine/io/scenario.hpp"
+#include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
 #include "modules/models.hpp"
@@ -90,6 +92,19 @@ void prepare_output_dir(const fs::path& dir, bool overwrite) {
   if (ec) throw std::runtime_error("cannot create output directory " + dir.string() + ": " + ec.message());
 }
 
+/// A run stopped by SIGINT/SIGTERM after finishing a step and writing its output.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted(int signo, std::int64_t step)
+      : std::runtime_error(std::string("interrupted by ") + InterruptGuard::signal_name(signo) +
+                           " after step " + std::to_string(step) + "; the state of that step is written"),
+        signo_(signo) {}
+  int exit_code() const { return 128 + signo_; }
+
+ private:
+  int signo_;
+};
+
 /// The time loop of `tissue run`: writes output every `every` steps, checks the state before each output;
 /// counts the steps done in `done`.
 void run_steps(Simulation& sim, std::int64_t steps, std::int64_t every, const fs::path& out,
@@ -104,14 +119,21 @@ void run_steps(Simulation& sim, std::int64_t steps, std::int64_t every, const fs
 
   const auto writer = sim.make_writer(out);
   writer->write(w);
+  const InterruptGuard interrupt;  // SIGINT/SIGTERM: finish the step, write it, stop
   Progress progress(steps, ::isatty(STDERR_FILENO) != 0);
   for (std::int64_t i = 1; i <= steps; ++i) {
     sim.schedule.step(w, sim.dt);
     done = i;
     progress.update(i);
-    if (i == steps || (every > 0 && i % every == 0)) {
+    const bool output = i == steps || (every > 0 && i % every == 0);
+    if (output) {
       if (sim.check) sim.check(w);
       writer->write(w);
+    }
+    if (const int signo = InterruptGuard::signal_received()) {
+      if (!output) writer->write(w);
+      exec::synchronize();
+      throw Interrupted(signo, i);
     }
   }
   exec::synchronize();
@@ -157,6 +179,10 @@ int run(const RunOptions& opt) {
   };
   try {
     run_steps(*sim, steps, every, out, record.steps_done);
+  } catch (const Interrupted& e) {
+    finish("interrupted", e.exit_code(), e.what());
+    std::fprintf(stderr, "\ntissue: %s (%s)\n", e.what(), out.string().c_str());
+    return e.exit_code();
   } catch (const std::exception& e) {
     try {
       finish("failed", exit_code_for(e), e.what());

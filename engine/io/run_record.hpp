@@ -4,8 +4,8 @@
 /// SHA-256 of its bytes, engine version and revision, command line, model), where (backend, device, host),
 /// when (start and end, UTC, ISO 8601) and how it ended (status, exit code, message, steps, wall time).
 /// The record is written atomically when the run starts (status "running") and rewritten when it ends
-/// ("completed" or "failed"), so a directory whose run.json still says "running" holds a run that was
-/// killed.
+/// ("completed", "failed" or "interrupted"), so a directory whose run.json still says "running" holds a run
+/// that was killed.
 
 #include <cstdint>
 #include <filesystem>
@@ -28,7 +28,7 @@ struct RunRecord {
   std::string engine_version, engine_revision, engine_backends;
   std::string model, backend, device, host;
   std::string started, ended;      ///< utc_now_iso8601(); `ended` empty while running
-  std::string status = "running";  ///< "running", "completed" or "failed"
+  std::string status = "running";  ///< "running", "completed", "failed" or "interrupted" (SIGINT/SIGTERM)
   int exit_code = -1;              ///< the process exit code once ended (README: exit codes)
   std::string message;             ///< the error message of a failed run
   std::int64_t steps_requested = 0, steps_done = 0;

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# usage: interrupt_test.sh TISSUE SCENARIO OUT_DIR BACKEND
+# SIGTERM during a run: starts a long run, waits until it is stepping, sends SIGTERM, and checks that the
+# run stops with exit code 143 (128 + SIGTERM), that its run.json says "interrupted" after at least one
+# step, that the .pvd series lists only files that exist (the interrupted step's among them), and that no
+# temporary file is left behind.
+set -u
+tissue=$1; scenario=$2; out=$3; backend=$4
+rm -rf "$out"
+"$tissue" run "$scenario" --backend "$backend" --out "$out" --steps 100000000 --every 0 >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 200); do  # up to 20 s for the first frame
+  [ -e "$out/rd.pvd" ] && break
+  sleep 0.1
+done
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" -ne 143 ]; then echo "exit code $rc, expected 143"; exit 1; fi
+if ls "$out" | grep -q '\.tmp-'; then echo "temporary files left: $(ls "$out" | grep '\.tmp-')"; exit 1; fi
+python3 - "$out" <<'PY'
+import json, os, re, sys
+out = sys.argv[1]
+record = json.load(open(os.path.join(out, "run.json")))
+problems = []
+if record["status"] != "interrupted" or record["exit_code"] != 143:
+    problems.append(f"status {record['status']!r}, exit_code {record['exit_code']}")
+done = record["steps"]["done"]
+if not done >= 1:
+    problems.append(f"steps done {done}")
+if "SIGTERM" not in record.get("message", ""):
+    problems.append(f"message {record.get('message')!r}")
+files = re.findall(r'file="([^"]+)"', open(os.path.join(out, "rd.pvd")).read())
+missing = [f for f in files if not os.path.exists(os.path.join(out, f))]
+if missing:
+    problems.append(f"the .pvd lists missing files {missing}")
+if not any(f"{done:09d}" in f for f in files):
+    problems.append(f"no frame of the interrupted step {done} in the .pvd")
+if problems:
+    print("; ".join(problems))
+    sys.exit(1)
+print(f"interrupted after step {done}; {len(files)} frames")
+PY
