@@ -142,6 +142,12 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
       report("2D " + std::to_string(t) + " steps, tile_rows " + std::to_string(tile_rows), s2,
              time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, t}, ts, steps));
     }
+  for (int planes : {4, 8}) {
+    cuda::TunedShape ts;
+    ts.block_3d = planes;
+    report("3D shared block 64 x 8 x " + std::to_string(planes), s3,
+           time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+  }
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;

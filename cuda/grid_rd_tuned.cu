@@ -486,6 +486,90 @@ __global__ void __launch_bounds__(kThreads) rd_tile1_2d(RdParams<Real> p, Reacti
                                                           ox + x, oy + y0);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// 3D, one step per launch, shared-memory block: a window of (64 + 2 HX) x (8 + 2) x (D + 2) nodes (a
+// 64 x 8 x D block plus its halo, rows padded to 16-byte chunks) is copied with cp.async into shared
+// memory, then each thread computes two columns of D planes from it. Windows crossing a face load
+// through GridGeometry::sample (clamped onto the ghost layer).
+
+constexpr int kBlock3W = 64, kBlock3H = 8;
+
+template <class Real, int D>
+constexpr std::size_t block3_smem_bytes() {
+  return 2 * static_cast<std::size_t>(kBlock3W + 2 * chunk_elements<Real>()) * (kBlock3H + 2) * (D + 2) *
+         sizeof(Real);
+}
+
+template <class Real, class Reaction, int D>
+__global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
+    rd_block_3d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
+                Real* __restrict__ out) {
+  constexpr int HX = chunk_elements<Real>(), WX = kBlock3W + 2 * HX, WY = kBlock3H + 2, WZ = D + 2;
+  constexpr int PLANE = WX * WY, VOL = PLANE * WZ, kThreads = kTileThreadsX * kTileThreadsY;
+  extern __shared__ __align__(16) unsigned char smem_bytes[];
+  Real* smem = reinterpret_cast<Real*>(smem_bytes);  // [species 2][VOL]
+  const GridGeometry<Real>& g = p.grid;
+  pdl_prologue();
+  const std::size_t n = g.cells();
+  const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
+  const int ox = static_cast<int>(blockIdx.x) * kBlock3W - HX,
+            oy = static_cast<int>(blockIdx.y) * kBlock3H - 1;
+  const int oz = static_cast<int>(blockIdx.z) * D - 1;
+  const bool inside = ox >= 0 && oy >= 0 && oz >= 0 && ox + WX <= g.nx && oy + WY <= g.ny &&
+                      oz + WZ <= g.nz;  // block-uniform
+  if (inside) {
+    constexpr int kRows = WY * WZ;  // window rows, y fastest
+    if (g.nx % HX == 0) {           // ox is a multiple of HX
+      constexpr int kPerRow = WX / HX, kPerSpecies = kRows * kPerRow;
+      for (int i = tid; i < 2 * kPerSpecies; i += kThreads) {
+        const int s = i / kPerSpecies, k = i - s * kPerSpecies, r = k / kPerRow, c = (k - r * kPerRow) * HX;
+        __pipeline_memcpy_async(smem + s * VOL + r * WX + c,
+                                in + s * n + g.index(ox + c, oy + r % WY, oz + r / WY), 16);
+      }
+    } else {
+      for (int i = tid; i < 2 * VOL; i += kThreads) {
+        const int s = i / VOL, k = i - s * VOL, r = k / WX, c = k - r * WX;
+        __pipeline_memcpy_async(smem + i, in + s * n + g.index(ox + c, oy + r % WY, oz + r / WY),
+                                sizeof(Real));
+      }
+    }
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+  } else {
+    for (int i = tid; i < VOL; i += kThreads) {
+      const int r = i / WX, c = i - r * WX;
+      const int gx = min(max(ox + c, -1), g.nx), gy = min(max(oy + r % WY, -1), g.ny);
+      const int gz = min(max(oz + r / WY, -1), g.nz);
+      smem[i] = g.sample(in, 0, gx, gy, gz);
+      smem[VOL + i] = g.sample(in + n, 1, gx, gy, gz);
+    }
+  }
+  __syncthreads();
+  const int x = tid % kBlock3W, gx = ox + HX + x;
+#pragma unroll
+  for (int yr = 0; yr < 2; ++yr) {
+    const int y = tid / kBlock3W + yr * (kBlock3H / 2), gy = oy + 1 + y;
+#pragma unroll
+    for (int z = 0; z < D; ++z) {
+      const int gz = oz + 1 + z, at = (z + 1) * PLANE + (y + 1) * WX + HX + x;
+      Real v[2], lap[2];
+#pragma unroll
+      for (int s = 0; s < 2; ++s) {
+        const Real* c = smem + s * VOL + at;
+        v[s] = c[0];
+        lap[s] = grid_rd::seven_point(c[WX], c[-1], c[0], c[1], c[-WX], c[PLANE], c[-PLANE], p.inv_h2);
+      }
+      Real fa, fb;
+      reaction(v[0], v[1], fa, fb);
+      if (gx < g.nx && gy < g.ny && gz < g.nz) {
+        const std::size_t o = g.index(gx, gy, gz);
+        out[o] = grid_rd::rd_update(v[0], lap[0], fa, p.diffusion_a, dt);
+        out[n + o] = grid_rd::rd_update(v[1], lap[1], fb, p.diffusion_b, dt);
+      }
+    }
+  }
+}
+
 void check_launch(const char* what) {
   check_last_launch(what);
 }
@@ -542,6 +626,24 @@ void launch_rows_3d(int rows, bool z_middle, const RdParams<Real>& p, const Reac
     if (z_middle) return launch(rd_rows_3d<Real, Reaction, 2, true>, 2, true);
   }
   launch(rd_rows_3d<Real, Reaction, 2, false>, 2, false);
+}
+
+template <class Real, class Reaction, int D>
+void launch_block_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
+  constexpr std::size_t bytes = block3_smem_bytes<Real, D>();
+  auto kernel = rd_block_3d<Real, Reaction, D>;
+  static bool configured = false;  // per instantiation
+  if (!configured) {
+    const cudaError_t err =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (err != cudaSuccess)
+      throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+    configured = true;
+  }
+  const dim3 grid((p.grid.nx + kBlock3W - 1) / kBlock3W, (p.grid.ny + kBlock3H - 1) / kBlock3H,
+                  (p.grid.nz + D - 1) / D);
+  launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);
+  check_launch("rd_block_3d");
 }
 
 template <class Real, class Reaction, int WY, int T, Stencil S>
@@ -621,7 +723,12 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
     left -= t;
     Real* dst = bufs[c & 1];
     if (!plane)
-      launch_rows_3d<Real, Reaction>(shape.rows_3d, shape.z_middle, p, reaction, dt, src, dst);
+      if (shape.block_3d == 4)
+        launch_block_3d<Real, Reaction, 4>(p, reaction, dt, src, dst);
+      else if (shape.block_3d == 8)
+        launch_block_3d<Real, Reaction, 8>(p, reaction, dt, src, dst);
+      else
+        launch_rows_3d<Real, Reaction>(shape.rows_3d, shape.z_middle, p, reaction, dt, src, dst);
     else if (p.stencil == Stencil::five)
       launch_2d<Real, Reaction, Stencil::five>(t, shape, p, reaction, dt, src, dst);
     else

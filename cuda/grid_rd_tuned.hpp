@@ -9,7 +9,8 @@
 ///       node per step) is copied into shared memory asynchronously, the steps run there with register
 ///       windows and fully unrolled loops; windows touching a non-periodic face refresh ghost nodes
 ///       after every step.
-///   3D one step (seven): each thread owns an (x, y) column and `rows_3d` planes.
+///   3D one step (seven): a 64 x 8 x `block_3d` block and its halo are copied into shared memory with
+///       cp.async; or (block_3d = 0) each thread owns an (x, y) column and `rows_3d` planes.
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
@@ -28,6 +29,7 @@ struct TunedShape {
                           ///< 48 for 8: the faster measured; double always 48)
   int rows_3d = 2;        ///< planes per thread, 3D: 1, 2 or 4
   bool z_middle = false;  ///< 3D launch order x, z, y (true) or x, y, z
+  int block_3d = 4;       ///< 3D: planes of the shared-memory block kernel (4 or 8), 0 for the column kernel
 };
 
 /// Advances `in` by `steps` explicit Euler steps of dt into `out` (both species-major device arrays

@@ -185,6 +185,17 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
       p.steps_per_launch = steps;
       compare(p, ts, 1.0f);
     }
+  for (int planes : {4, 8})
+    for (const GridShape shape : {GridShape{150, 30, 41, 1.0}, GridShape{202, 40, 70, 1.0}}) {
+      cuda::TunedShape ts;
+      ts.block_3d = planes;
+      GridRdParams p = base(shape, Stencil::seven);
+      p.steps_per_launch = 2;
+      compare(p, ts, 0.5f);
+      p.faces.fill(GridBoundary::neumann);
+      p.faces[4] = GridBoundary::dirichlet;
+      compare(p, ts, 0.5f);
+    }
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;
