@@ -90,7 +90,8 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
   p.shape = c.shape;
   p.stencil = c.stencil;
   const bool three_d = c.shape.nz > 1;
-  RdParams<float> rp{p.geometry<float>(), c.stencil, 1.0f, three_d ? 0.3f : 1.0f, three_d ? 0.15f : 0.5f};
+  if (three_d) p.reaction.diffusion[0] = 0.3, p.reaction.diffusion[1] = 0.15;  // as time_per_step
+  const RdParams<float> rp = p.kernel_params<float>();
   const reactions::GrayScott<float> gs{0.038f, 0.061f};
   const float dt = three_d ? 0.5f : 1.0f;
   DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());

@@ -90,12 +90,8 @@ __device__ __forceinline__ void rows_2d(const RdParams<Real>& p, const Reaction&
         lap[s] =
             grid_rd::seed9(w[2][0], w[2][1], w[2][2], w[1][0], w[1][1], w[1][2], w[0][0], w[0][1], w[0][2]);
     }
-    const Real a = v[0][r + 1][1], b = v[1][r + 1][1];
-    Real fa, fb;
-    reaction(a, b, fa, fb);
     const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(g.nx) + x;
-    out[o] = grid_rd::rd_update(a, lap[0], fa, p.diffusion_a, dt);
-    out[n + o] = grid_rd::rd_update(b, lap[1], fb, p.diffusion_b, dt);
+    grid_rd::euler_node(p, reaction, dt, v[0][r + 1][1], v[1][r + 1][1], lap[0], lap[1], out[o], out[n + o]);
   }
 }
 
@@ -156,12 +152,8 @@ __device__ __forceinline__ void rows_3d(const RdParams<Real>& p, const Reaction&
       const Real no = load3<Real, kFast>(g, u, s, x, y + 1, z), so = load3<Real, kFast>(g, u, s, x, y - 1, z);
       lap[s] = grid_rd::seven_point(no, w, c[s][r + 1], e, so, c[s][r + 2], c[s][r], p.inv_h2);
     }
-    const Real a = c[0][r + 1], b = c[1][r + 1];
-    Real fa, fb;
-    reaction(a, b, fa, fb);
     const std::size_t o = g.index(x, y, z);
-    out[o] = grid_rd::rd_update(a, lap[0], fa, p.diffusion_a, dt);
-    out[n + o] = grid_rd::rd_update(b, lap[1], fb, p.diffusion_b, dt);
+    grid_rd::euler_node(p, reaction, dt, c[0][r + 1], c[1][r + 1], lap[0], lap[1], out[o], out[n + o]);
   }
 }
 
@@ -296,11 +288,8 @@ __device__ __forceinline__ void march_window(const RdParams<Real>& p, const Reac
 #pragma unroll
       for (int c = 0; c < 3; ++c) w[s][2][c] = src[s * area + (y + 1) * WX + x - 1 + c];
     const Real la = window_laplacian<Real, S>(w[0], p.inv_h2), lb = window_laplacian<Real, S>(w[1], p.inv_h2);
-    const Real a = w[0][1][1], b = w[1][1][1];
-    Real fa, fb;
-    reaction(a, b, fa, fb);
-    const Real na = grid_rd::rd_update(a, la, fa, p.diffusion_a, dt);
-    const Real nb = grid_rd::rd_update(b, lb, fb, p.diffusion_b, dt);
+    Real na, nb;
+    grid_rd::euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
     if constexpr (kGlobal) {
       if (gx < g.nx && gy0 + k < g.ny) {
         const std::size_t o = static_cast<std::size_t>(gy0 + k) * static_cast<std::size_t>(g.nx) + gx;
@@ -360,11 +349,8 @@ __device__ void tile_general(const RdParams<Real>& p, const Reaction& reaction, 
             for (int c = 0; c < 3; ++c) w[s][r][c] = src[s * AREA + (y - 1 + r) * WX + x - 1 + c];
         const Real la = window_laplacian<Real, S>(w[0], p.inv_h2),
                    lb = window_laplacian<Real, S>(w[1], p.inv_h2);
-        const Real a = w[0][1][1], b = w[1][1][1];
-        Real fa, fb;
-        reaction(a, b, fa, fb);
-        const Real na = grid_rd::rd_update(a, la, fa, p.diffusion_a, dt);
-        const Real nb = grid_rd::rd_update(b, lb, fb, p.diffusion_b, dt);
+        Real na, nb;
+        grid_rd::euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
         if (last) {
           const std::size_t o = static_cast<std::size_t>(gy) * static_cast<std::size_t>(g.nx) + gx;
           out[o] = na;
@@ -559,12 +545,12 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
         v[s] = c[0];
         lap[s] = grid_rd::seven_point(c[WX], c[-1], c[0], c[1], c[-WX], c[PLANE], c[-PLANE], p.inv_h2);
       }
-      Real fa, fb;
-      reaction(v[0], v[1], fa, fb);
+      Real na, nb;
+      grid_rd::euler_node(p, reaction, dt, v[0], v[1], lap[0], lap[1], na, nb);
       if (gx < g.nx && gy < g.ny && gz < g.nz) {
         const std::size_t o = g.index(gx, gy, gz);
-        out[o] = grid_rd::rd_update(v[0], lap[0], fa, p.diffusion_a, dt);
-        out[n + o] = grid_rd::rd_update(v[1], lap[1], fb, p.diffusion_b, dt);
+        out[o] = na;
+        out[n + o] = nb;
       }
     }
   }
@@ -574,18 +560,23 @@ void check_launch(const char* what) {
   check_last_launch(what);
 }
 
+/// Raises `Kernel`'s dynamic shared-memory limit to `bytes` (needed above 48 KiB), once per kernel.
+/// @throws BackendError if the device refuses.
+template <auto Kernel>
+void allow_dynamic_smem(std::size_t bytes) {
+  static bool done = false;
+  if (done) return;
+  const cudaError_t err =
+      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  if (err != cudaSuccess) throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
+  done = true;
+}
+
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   constexpr std::size_t bytes = tile1_smem_bytes<Real, W, WY>();
-  auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
-    const cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (err != cudaSuccess)
-      throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-    configured = true;
-  }
+  constexpr auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
+  allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
   launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, p, r, dt, in, out);
   check_launch("rd_tile1_2d");
@@ -631,15 +622,8 @@ void launch_rows_3d(int rows, bool z_middle, const RdParams<Real>& p, const Reac
 template <class Real, class Reaction, int D>
 void launch_block_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   constexpr std::size_t bytes = block3_smem_bytes<Real, D>();
-  auto kernel = rd_block_3d<Real, Reaction, D>;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
-    const cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (err != cudaSuccess)
-      throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-    configured = true;
-  }
+  constexpr auto kernel = rd_block_3d<Real, Reaction, D>;
+  allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + kBlock3W - 1) / kBlock3W, (p.grid.ny + kBlock3H - 1) / kBlock3H,
                   (p.grid.nz + D - 1) / D);
   launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);
@@ -649,15 +633,8 @@ void launch_block_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
 template <class Real, class Reaction, int WY, int T, Stencil S>
 void launch_tile_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   constexpr std::size_t bytes = tile_smem_bytes<Real, WY>();
-  auto kernel = rd_tile_2d<Real, Reaction, WY, T, S>;
-  static bool configured = false;  // per instantiation
-  if (!configured) {
-    const cudaError_t err =
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-    if (err != cudaSuccess)
-      throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-    configured = true;
-  }
+  constexpr auto kernel = rd_tile_2d<Real, Reaction, WY, T, S>;
+  allow_dynamic_smem<kernel>(bytes);
   constexpr int TX = kTileWidth - 2 * T, TY = WY - 2 * T;
   const dim3 grid((p.grid.nx + TX - 1) / TX, (p.grid.ny + TY - 1) / TY);
   launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);

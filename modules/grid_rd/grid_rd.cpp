@@ -35,6 +35,14 @@ GridGeometry<Real> GridRdParams::geometry() const {
 template GridGeometry<float> GridRdParams::geometry<float>() const;
 template GridGeometry<double> GridRdParams::geometry<double>() const;
 
+template <class Real>
+RdParams<Real> GridRdParams::kernel_params() const {
+  return RdParams<Real>{geometry<Real>(), stencil, static_cast<Real>(1.0 / (shape.h * shape.h)),
+                        static_cast<Real>(reaction.diffusion[0]), static_cast<Real>(reaction.diffusion[1])};
+}
+template RdParams<float> GridRdParams::kernel_params<float>() const;
+template RdParams<double> GridRdParams::kernel_params<double>() const;
+
 namespace {
 /// Calls f with the scenario's reaction as a kernel functor in precision Real.
 template <class Real, class F>
@@ -51,17 +59,10 @@ GridRdSystem<Real>::GridRdSystem(const GridRdParams& params, GridField<Real>& fi
     : params_(params), field_(field) {}
 
 template <class Real>
-RdParams<Real> GridRdSystem<Real>::kernel_params() const {
-  return RdParams<Real>{
-      field_.geometry(), params_.stencil, static_cast<Real>(1.0 / (params_.shape.h * params_.shape.h)),
-      static_cast<Real>(params_.reaction.diffusion[0]), static_cast<Real>(params_.reaction.diffusion[1])};
-}
-
-template <class Real>
 void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
   const int steps = params_.steps_per_launch;
   const auto dt = static_cast<Real>(ctx.dt / steps);
-  const RdParams<Real> p = kernel_params();
+  const RdParams<Real> p = params_.template kernel_params<Real>();
   const std::size_t n = field_.cells();
   with_reaction<Real>(params_.reaction, [&](auto reaction) {
     if (params_.integrator == Integrator::rk4) {

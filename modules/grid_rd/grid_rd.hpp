@@ -39,6 +39,9 @@ struct GridRdParams {
   /// Geometry with the boundaries and Dirichlet values, in precision Real.
   template <class Real>
   GridGeometry<Real> geometry() const;
+  /// What the kernels take: geometry, stencil, 1/h^2 and the diffusivities, in precision Real.
+  template <class Real>
+  RdParams<Real> kernel_params() const;
 };
 
 /// System "grid_rd": steps_per_launch explicit steps of ctx.dt / steps_per_launch on the field.
@@ -52,7 +55,6 @@ class GridRdSystem final : public System {
   void run(World& world, const StepContext& ctx) override;
 
  private:
-  RdParams<Real> kernel_params() const;
   GridRdParams params_;
   GridField<Real>& field_;
   integrate::RungeKutta4<Real> rk4_;

@@ -84,6 +84,17 @@ struct RdParams {
   Real diffusion_a, diffusion_b;
 };
 
+/// Explicit Euler update of both species of one node from its values (a, b) and Laplacians (la, lb):
+/// the reaction, then rd_update. Every Euler kernel, generic and tuned, goes through it.
+template <class Real, class Reaction>
+TISSUE_HD void euler_node(const RdParams<Real>& p, const Reaction& reaction, Real dt, Real a, Real b, Real la,
+                          Real lb, Real& na, Real& nb) {
+  Real fa, fb;
+  reaction(a, b, fa, fb);
+  na = rd_update(a, la, fa, p.diffusion_a, dt);
+  nb = rd_update(b, lb, fb, p.diffusion_b, dt);
+}
+
 /// Decodes a flat node index into (i, j, k).
 template <class Real>
 TISSUE_HD void node_of(const GridGeometry<Real>& g, std::size_t idx, int& i, int& j, int& k) {

@@ -16,25 +16,27 @@ using namespace tissue::grid_rd;
 
 namespace {
 
-/// Fills the buffer the next step writes with NaN, so that a node a kernel leaves unwritten shows up
+/// Adds the field "rd" of p's grid to `world` with the tests' initial state (a patch of B and noise),
+/// and fills the buffer the next step writes with NaN, so that a node a kernel leaves unwritten shows up
 /// (freed device memory is often handed back with the previous run's results in it).
 template <class Real>
-void poison_next(GridField<Real>& field) {
+GridField<Real>& add_test_field(World& world, const GridRdParams& p) {
+  auto& field = world.add_field(std::make_unique<GridField<Real>>(
+      "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<Real>()));
   std::fill(field.host().begin(), field.host().end(), std::numeric_limits<Real>::quiet_NaN());
   field.upload();
   field.swap();
+  InitialState init;
+  init.patch_size = p.shape.nx / 3.0;
+  init.noise = 0.05;
+  apply_initial_state(field, init, 7);
+  return field;
 }
 
 template <class Real>
 std::vector<Real> run(const GridRdParams& p, int calls, double dt) {
   World world{Box{}, 0};
-  auto& field = world.add_field(std::make_unique<GridField<Real>>(
-      "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<Real>()));
-  poison_next(field);
-  InitialState init;
-  init.patch_size = p.shape.nx / 3.0;
-  init.noise = 0.05;
-  apply_initial_state(field, init, 7);
+  auto& field = add_test_field<Real>(world, p);
   GridRdSystem<Real> system(p, field);
   REQUIRE(dt <= p.stability_limit());  // a meaningful comparison needs a stable run
   for (int c = 0; c < calls; ++c) system.run(world, StepContext{c, 0.0, p.steps_per_launch * dt});
@@ -144,17 +146,9 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     generic.kernel = Kernel::generic;
     generic.steps_per_launch = 1;
     const auto expected = run<float>(generic, p.steps_per_launch, dt);
-    const RdParams<float> rp{
-        p.geometry<float>(), p.stencil, static_cast<float>(1.0 / (p.shape.h * p.shape.h)),
-        static_cast<float>(p.reaction.diffusion[0]), static_cast<float>(p.reaction.diffusion[1])};
+    const RdParams<float> rp = p.kernel_params<float>();
     World world{Box{}, 0};
-    auto& field = world.add_field(std::make_unique<GridField<float>>(
-        "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<float>()));
-    poison_next(field);
-    InitialState init;
-    init.patch_size = p.shape.nx / 3.0;
-    init.noise = 0.05;
-    apply_initial_state(field, init, 7);
+    auto& field = add_test_field<float>(world, p);
     const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
                                          static_cast<float>(p.reaction.gray_scott.k)};
     REQUIRE(cuda::rd_euler_tuned(rp, gs, dt, field.current().data(), field.next().data(), p.steps_per_launch,
