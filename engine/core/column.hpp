@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/scalar_type.hpp"
 #include "engine/exec/device_buffer.hpp"
 
 namespace tissue {
@@ -28,6 +29,11 @@ class ColumnBase {
   const std::string& name() const { return name_; }
   int components() const { return components_; }
   std::size_t capacity() const { return capacity_; }
+  /// Element type of the values.
+  virtual ScalarType scalar_type() const = 0;
+  /// The host mirror's bytes: components() * capacity() values of scalar_type(), component c of row i at
+  /// value index c * capacity() + i (for type-erased readers and writers such as checkpoints).
+  virtual void* host_bytes() = 0;
 
   /// Reallocates host and device storage for `capacity` rows, keeping rows [0, rows) of every
   /// component on both sides. New rows are zero on the host mirror.
@@ -70,6 +76,8 @@ class Column final : public ColumnBase {
   std::vector<T>& host_data() { return host_; }
   const std::vector<T>& host_data() const { return host_; }
   DeviceBuffer<T>& device() { return device_; }
+  ScalarType scalar_type() const override { return scalar_type_of<T>(); }
+  void* host_bytes() override { return host_.data(); }
 
   void reserve(std::size_t capacity, std::size_t rows) override {
     rows = std::min(rows, std::min(capacity, capacity_));

@@ -1,6 +1,8 @@
 #include "engine/core/world.hpp"
 
+#include <cmath>
 #include <numeric>
+#include <sstream>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
@@ -113,15 +115,45 @@ std::string World::check_consistency() const {
   return {};
 }
 
+namespace {
+/// Why element coordinate `v` on axis `axis` (0, 1, 2) is invalid in `box`, or nullptr if it is valid.
+const char* coordinate_problem(const Box& box, int axis, float v) {
+  if (!std::isfinite(v)) return "not finite";
+  if (axis == 0 && box.periodic_x && !(v >= 0.0f && v < box.lx)) return "outside the periodic box [0, lx)";
+  if (axis == 1 && box.periodic_y && !(v >= 0.0f && v < box.ly)) return "outside the periodic box [0, ly)";
+  if (axis == 2 && box.floor && v < 0.0f) return "below the floor z = 0";
+  return nullptr;
+}
+}  // namespace
+
 void check_element_positions(World& w) {
   const std::size_t n = w.elements.size();
-  const std::size_t bad = exec::count_non_finite(Span<const float>(w.x.span().data(), n)) +
-                          exec::count_non_finite(Span<const float>(w.y.span().data(), n)) +
-                          exec::count_non_finite(Span<const float>(w.z.span().data(), n));
-  if (bad > 0)
-    throw NumericalError("step " + std::to_string(w.step) + ": " + std::to_string(bad) +
-                         " element coordinates are NaN or infinite; the time step is probably too large "
-                         "for the forces (reduce simulation.dt)");
+  if (n == 0) return;
+  const Span<const float> x(w.x.span().data(), n), y(w.y.span().data(), n), z(w.z.span().data(), n);
+  // device-side reductions; nothing is downloaded unless something is wrong
+  bool bad = exec::count_non_finite(x) + exec::count_non_finite(y) + exec::count_non_finite(z) > 0;
+  if (!bad && w.box.periodic_x) bad = exec::min_value(x) < 0.0f || exec::max_value(x) >= w.box.lx;
+  if (!bad && w.box.periodic_y) bad = exec::min_value(y) < 0.0f || exec::max_value(y) >= w.box.ly;
+  if (!bad && w.box.floor) bad = exec::min_value(z) < 0.0f;
+  if (!bad) return;
+  w.download();
+  std::size_t count = 0, first = n;
+  int axis = 0;
+  for (std::size_t e = 0; e < n; ++e)
+    for (int a = 0; a < 3; ++a) {
+      const float v = a == 0 ? w.x.host(e) : a == 1 ? w.y.host(e) : w.z.host(e);
+      if (coordinate_problem(w.box, a, v) == nullptr) continue;
+      ++count;
+      if (first == n) first = e, axis = a;
+    }
+  const float v = axis == 0 ? w.x.host(first) : axis == 1 ? w.y.host(first) : w.z.host(first);
+  const auto cell = static_cast<std::size_t>(w.cell.host(first));
+  std::ostringstream msg;
+  msg << "step " << w.step << ": " << count << " element coordinate(s) invalid; the first: element " << first
+      << " of cell id " << (cell < w.cells.size() ? w.cell_id.host(cell) : -1) << ", "
+      << "xyz"[axis] << " = " << v << " (" << coordinate_problem(w.box, axis, v)
+      << "); the time step is probably too large for the forces (reduce simulation.dt)";
+  throw NumericalError(msg.str());
 }
 
 }  // namespace tissue

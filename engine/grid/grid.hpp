@@ -130,6 +130,18 @@ class GridField final : public FieldBase {
   void download() override { current_.download(host_.data(), host_.size()); }
   void upload() override { current_.upload(host_.data(), host_.size()); }
   std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+  /// One (nz, ny, nx) array per species, named after it.
+  std::vector<HostArray> host_arrays() override {
+    std::vector<HostArray> out;
+    for (std::size_t s = 0; s < species_.size(); ++s)
+      out.push_back({species_[s],
+                     scalar_type_of<Real>(),
+                     {static_cast<std::size_t>(shape_.nz), static_cast<std::size_t>(shape_.ny),
+                      static_cast<std::size_t>(shape_.nx)},
+                     host_.data() + s * cells()});
+    return out;
+  }
+  double grid_spacing() const override { return shape_.h; }
 
  private:
   GridShape shape_;

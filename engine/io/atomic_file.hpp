@@ -12,4 +12,12 @@ namespace tissue::io {
 /// @throws std::runtime_error with the path and the system error on failure; the temporary is removed.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
+/// The temporary name write_file_atomic() and other atomic writers use for `path` (same directory, so
+/// that the final rename stays on one file system): "<path>.tmp-<pid>".
+std::filesystem::path temporary_path(const std::filesystem::path& path);
+
+/// Finishes an atomic write that another library made to `tmp` (closed already): flushes `tmp` to disk
+/// and renames it over `path`. @throws std::runtime_error with the system error; `tmp` is removed.
+void commit_file_atomic(const std::filesystem::path& tmp, const std::filesystem::path& path);
+
 }  // namespace tissue::io

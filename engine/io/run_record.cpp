@@ -38,10 +38,7 @@ std::string utc_now_iso8601() {
   return text;
 }
 
-void RunRecord::set_scenario(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+void RunRecord::set_scenario(const std::filesystem::path& path, std::string_view bytes) {
   scenario_path = std::filesystem::absolute(path).lexically_normal().string();
   scenario_sha256 = sha256_hex(bytes);
 }
@@ -60,7 +57,10 @@ void RunRecord::write(const std::filesystem::path& dir) const {
   j["command"] = command;
   j["started"] = started;
   j["ended"] = ended.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ended);
-  j["steps"] = {{"requested", steps_requested}, {"done", steps_done}};
+  j["steps"] = {{"start", start_step}, {"requested", steps_requested}, {"done", steps_done}};
+  if (!restarted_from.empty()) j["restarted_from"] = restarted_from;
+  j["last_checkpoint"] =
+      last_checkpoint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(last_checkpoint);
   j["wall_seconds"] = wall_seconds;
   write_file_atomic(dir / "run.json", j.dump(2) + "\n");
 }

@@ -31,11 +31,14 @@ struct RunRecord {
   std::string status = "running";  ///< "running", "completed", "failed" or "interrupted" (SIGINT/SIGTERM)
   int exit_code = -1;              ///< the process exit code once ended (README: exit codes)
   std::string message;             ///< the error message of a failed run
-  std::int64_t steps_requested = 0, steps_done = 0;
+  std::int64_t steps_requested = 0, steps_done = 0;  ///< the run's end step, and the step reached
   double wall_seconds = 0.0;
+  std::string restarted_from;   ///< checkpoint a restarted run continued from ("" for a fresh run)
+  std::int64_t start_step = 0;  ///< the step the run started from (the checkpoint's)
+  std::string last_checkpoint;  ///< newest checkpoint this run wrote ("" if none)
 
-  /// Fills scenario_path and scenario_sha256 from the file. @throws std::runtime_error if unreadable.
-  void set_scenario(const std::filesystem::path& path);
+  /// Fills scenario_path (made absolute) and scenario_sha256 from the scenario's path and bytes.
+  void set_scenario(const std::filesystem::path& path, std::string_view bytes);
   /// Writes `dir`/run.json atomically (write_file_atomic). @throws std::runtime_error on I/O failure.
   void write(const std::filesystem::path& dir) const;
 };

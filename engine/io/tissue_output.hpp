@@ -23,6 +23,7 @@ class TissueWriter final : public SnapshotWriter {
                bool cells = true);
   /// Downloads the world and writes one snapshot at world.step/time.
   void write(World& world) override;
+  std::vector<PvdSeries*> series() override { return {&element_series_, &cell_series_}; }
 
  private:
   std::filesystem::path dir_;

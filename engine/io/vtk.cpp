@@ -103,26 +103,30 @@ void write_vtu_points(const std::filesystem::path& path, const std::vector<float
   write_file_atomic(path, xml.str());
 }
 
-void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3], double spacing,
-               const std::vector<VtkArray>& arrays) {
-  const auto n = static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz);
+void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
+               double spacing, const std::vector<VtkArray>& arrays) {
+  const auto n =
+      static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz);
   for (const auto& a : arrays)
     if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
       throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per grid point");
   std::ostringstream xml;
   xml << std::setprecision(17);
-  const std::string extent = "0 " + std::to_string(nx - 1) + " 0 " + std::to_string(ny - 1) + " 0 " + std::to_string(nz - 1);
+  const std::string extent =
+      "0 " + std::to_string(nx - 1) + " 0 " + std::to_string(ny - 1) + " 0 " + std::to_string(nz - 1);
   xml << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
-      << "  <ImageData WholeExtent=\"" << extent << "\" Origin=\"" << origin[0] << " " << origin[1] << " " << origin[2]
-      << "\" Spacing=\"" << spacing << " " << spacing << " " << spacing << "\">\n"
+      << "  <ImageData WholeExtent=\"" << extent << "\" Origin=\"" << origin[0] << " " << origin[1] << " "
+      << origin[2] << "\" Spacing=\"" << spacing << " " << spacing << " " << spacing << "\">\n"
       << "    <Piece Extent=\"" << extent << "\">\n      <PointData>\n";
-  for (const auto& a : arrays) data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
+  for (const auto& a : arrays)
+    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
   xml << "      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n";
   write_file_atomic(path, xml.str());
 }
 
 void PvdSeries::add(double time, const std::string& file) {
+  if (!entries_.empty() && entries_.back().second == file) entries_.pop_back();
   entries_.emplace_back(time, file);
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\"?>\n"

@@ -62,17 +62,22 @@ void write_vtu_points(const std::filesystem::path& path, const std::vector<float
 /// Writes image data (.vti): an nx x ny x nz grid of points at origin + (i, j, k) * spacing with point
 /// data `arrays` (each nx * ny * nz values, x fastest).
 /// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
-void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3], double spacing,
-               const std::vector<VtkArray>& arrays);
+void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
+               double spacing, const std::vector<VtkArray>& arrays);
 
 /// A .pvd collection: one DataSet per (time, file). add() rewrites the index atomically, so the
 /// series on disk is always complete up to its last entry.
 class PvdSeries {
  public:
   explicit PvdSeries(std::filesystem::path path) : path_(std::move(path)) {}
-  /// Appends `file` (relative to the .pvd's directory) at `time` and rewrites the index.
+  /// Appends `file` (relative to the .pvd's directory) at `time` and rewrites the index. A file equal to
+  /// the last entry's replaces that entry (a restarted run rewrites the snapshot it restarted from).
   void add(double time, const std::string& file);
   const std::filesystem::path& path() const { return path_; }
+  /// (time, file) of every DataSet so far, in order.
+  const std::vector<std::pair<double, std::string>>& entries() const { return entries_; }
+  /// Replaces the entries (a restarted run continues the series its checkpoint recorded); writes nothing.
+  void restore(std::vector<std::pair<double, std::string>> entries) { entries_ = std::move(entries); }
 
  private:
   std::filesystem::path path_;

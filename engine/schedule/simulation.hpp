@@ -15,23 +15,44 @@
 
 namespace tissue {
 
+namespace io {
+class PvdSeries;
+}
+
 /// Writes snapshots of a World to an output directory (a model's ParaView/PNG files).
 class SnapshotWriter {
  public:
   virtual ~SnapshotWriter() = default;
   /// Writes one snapshot of the world's current state (downloading what it needs).
   virtual void write(World& world) = 0;
+  /// The .pvd series the writer keeps, so that a checkpoint records them and a restarted run in the same
+  /// directory continues them.
+  virtual std::vector<io::PvdSeries*> series() = 0;
+};
+
+/// When `tissue run` writes checkpoints (engine/io/checkpoint.hpp): every `every_steps` steps and every
+/// `every_minutes` of wall-clock time (0 turns either off), at the end of the run when `at_end`, and always
+/// when stopped by SIGINT/SIGTERM or by a numerical failure (that one marked failed). The newest `keep` are
+/// kept.
+struct CheckpointSettings {
+  std::int64_t every_steps = 0;
+  double every_minutes = 30.0;
+  bool at_end = true;
+  int keep = 2;
 };
 
 class Simulation {
  public:
-  std::string model;                  ///< model name, e.g. "epidermis"
+  std::string model;  ///< model name, e.g. "epidermis"
   std::unique_ptr<World> world;
   Schedule schedule;
-  double dt = 0.01;                   ///< time step [time units]
-  std::int64_t steps = 0;             ///< steps to run
-  std::int64_t output_every = 1000;   ///< snapshot cadence [steps]; 0: first and last only
-  /// Creates the model's writer for an output directory (which exists).
+  double dt = 0.01;                  ///< time step [time units]
+  std::int64_t steps = 0;            ///< steps to run
+  std::int64_t output_every = 1000;  ///< snapshot cadence [steps]; 0: first and last only
+  std::int64_t check_every = 100;    ///< cadence of `check` [steps]; 0: only before each output
+  CheckpointSettings checkpoint;
+  /// Creates the model's writer for an output directory; the writer writes nothing before its first
+  /// write(), so the directory need not exist yet.
   std::function<std::unique_ptr<SnapshotWriter>(const std::filesystem::path&)> make_writer;
   /// Model-specific summary of the current state (call World::download() first), multi-line text.
   std::function<std::string(World&)> summary;

@@ -24,9 +24,8 @@ TEST_CASE("a run record is written as JSON with the scenario's hash", "[io]") {
   const fs::path dir = fs::temp_directory_path() / ("tissue_test_run_record_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  { std::ofstream(dir / "s.toml") << "abc"; }
   io::RunRecord r;
-  r.set_scenario(dir / "s.toml");
+  r.set_scenario(dir / "s.toml", "abc");
   CHECK(r.scenario_sha256 == io::sha256_hex("abc"));
   CHECK(fs::path(r.scenario_path).is_absolute());
   r.started = io::utc_now_iso8601();
@@ -41,6 +40,5 @@ TEST_CASE("a run record is written as JSON with the scenario's hash", "[io]") {
   CHECK(text.str().find("\"status\": \"running\"") != std::string::npos);
   CHECK(text.str().find("\"ended\": null") != std::string::npos);
   CHECK(text.str().find(R"(a \"quoted\" message)") != std::string::npos);  // escaped by the JSON writer
-  CHECK_THROWS_AS(r.set_scenario(dir / "missing.toml"), std::runtime_error);
   fs::remove_all(dir);
 }

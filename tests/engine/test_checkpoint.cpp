@@ -1,0 +1,328 @@
+// HDF5 checkpoints: a restart continues with the same bytes as an uninterrupted run (epidermis with growth
+// and division, grid RD with RK4 and noise); damaged, truncated, foreign and other-version files are refused
+// with an InputError, never loaded.
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/exec/error.hpp"
+#include "engine/grid/grid.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/run_record.hpp"
+#include "engine/io/vtk.hpp"
+#include "modules/models.hpp"
+
+using namespace tissue;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("tissue_test_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void spit(const fs::path& p, const std::string& bytes) {
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+/// 16 cells that grow every 100 steps and divide at 22 elements: divisions between steps 200 and 300.
+const char* kEpidermis = R"(
+[simulation]
+model = "epidermis"
+dt = 0.01
+steps = 400
+seed = 7
+[initial]
+cells_x = 4
+cells_y = 4
+elements_per_cell = 20
+adhesive_elements = 10
+spacing = 0.6
+cell_radius = 0.3
+[lifecycle]
+growth_interval = 100
+division_elements = 22
+delta_threshold = 140.0
+)";
+
+/// Gray-Scott with noise, RK4, mixed boundaries.
+const char* kGrid = R"(
+[simulation]
+model = "grid_rd"
+dt = 1.0
+steps = 60
+seed = 3
+[grid]
+nx = 40
+ny = 24
+boundary = "neumann"
+[reaction]
+preset = "theta"
+[grid_rd]
+integrator = "rk4"
+[initial]
+patch_size = 8
+noise = 0.05
+)";
+
+std::unique_ptr<Simulation> build(const char* text) {
+  return build_simulation(io::Scenario::from_string(text, "test.toml"));
+}
+
+io::CheckpointHeader header_of(const Simulation& sim, const char* text) {
+  io::CheckpointHeader h;
+  h.engine_version = "test";
+  h.model = sim.model;
+  h.scenario_path = "test.toml";
+  h.scenario_text = text;
+  h.scenario_sha256 = io::sha256_hex(text);
+  h.backend = "test";
+  h.dt = sim.dt;
+  h.steps_requested = sim.steps;
+  return h;
+}
+
+/// Rows [0, size) of every column of both tables and every field array, as bytes, plus the clock.
+std::vector<std::string> state_bytes(World& w) {
+  w.download();
+  std::vector<std::string> out;
+  for (Table* t : {&w.cells, &w.elements})
+    for (const auto& c : t->columns())
+      for (int k = 0; k < c->components(); ++k) {
+        const std::size_t value = size_of(c->scalar_type());
+        const auto* p =
+            static_cast<const char*>(c->host_bytes()) + static_cast<std::size_t>(k) * c->capacity() * value;
+        out.emplace_back(p, t->size() * value);
+      }
+  for (const auto& f : w.fields)
+    for (const auto& a : f->host_arrays())
+      out.emplace_back(static_cast<const char*>(a.data), a.count() * size_of(a.type));
+  out.push_back(std::to_string(w.step) + " " + std::to_string(w.next_cell_id));
+  out.emplace_back(reinterpret_cast<const char*>(&w.time), sizeof w.time);
+  return out;
+}
+
+/// Runs `text` for n1 steps, checkpoints, runs to n2; a second simulation restarts from the checkpoint and
+/// runs to n2. Returns both final states.
+std::pair<std::vector<std::string>, std::vector<std::string>> run_and_restart(const char* text,
+                                                                              std::int64_t n1,
+                                                                              std::int64_t n2,
+                                                                              const fs::path& file) {
+  auto a = build(text);
+  io::PvdSeries series(file.parent_path() / "x.pvd");
+  series.restore({{0.0, "x_0.vti"}, {1.5, "x_1.vti"}});
+  a->advance(n1);
+  io::write_checkpoint(file, *a->world, header_of(*a, text), {&series});
+  a->advance(n2 - n1);
+
+  auto b = build(text);
+  io::PvdSeries restored(file.parent_path() / "x.pvd");
+  io::read_checkpoint_state(file, *b->world, {&restored});
+  REQUIRE(b->world->step == n1);
+  REQUIRE(restored.entries() == series.entries());
+  b->advance(n2 - n1);
+  return {state_bytes(*a->world), state_bytes(*b->world)};
+}
+
+/// Writes a small grid checkpoint and returns its path.
+fs::path grid_checkpoint(const fs::path& dir) {
+  auto sim = build(kGrid);
+  sim->advance(3);
+  const fs::path file = dir / "grid.h5";
+  io::write_checkpoint(file, *sim->world, header_of(*sim, kGrid), {});
+  return file;
+}
+
+/// True when reading the header and the state of `file` throws InputError (what every bad file must do).
+bool rejected(const fs::path& file) {
+  try {
+    const auto h = io::read_checkpoint_header(file);
+    auto sim = build_simulation(io::Scenario::from_string(h.scenario_text, h.scenario_path));
+    io::read_checkpoint_state(file, *sim->world, {});
+  } catch (const InputError&) {
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("restart from a checkpoint continues an epidermis run with division bit for bit", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_epidermis");
+  for (const std::int64_t n1 : {150, 250, 350}) {  // before, during and after the divisions
+    INFO("checkpoint at step " << n1);
+    const auto [straight, restarted] = run_and_restart(kEpidermis, n1, 400, dir / "e.h5");
+    CHECK(straight == restarted);
+  }
+  auto sim = build(kEpidermis);
+  const std::size_t cells0 = sim->world->cells.size();
+  sim->advance(400);
+  CHECK(sim->world->cells.size() > cells0);  // the runs above did cross divisions
+  fs::remove_all(dir);
+}
+
+TEST_CASE("restart from a checkpoint continues a grid RD run (RK4, noise) bit for bit", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_grid");
+  const auto [straight, restarted] = run_and_restart(kGrid, 25, 60, dir / "g.h5");
+  CHECK(straight == restarted);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint's header round-trips and its XDMF names its datasets", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_header");
+  auto sim = build(kEpidermis);
+  sim->advance(5);
+  auto h = header_of(*sim, kEpidermis);
+  h.status = "failed";
+  h.message = "step 5: something";
+  io::write_checkpoint(dir / "c.h5", *sim->world, h, {});
+  const auto r = io::read_checkpoint_header(dir / "c.h5");
+  CHECK(r.format_version == io::kCheckpointFormatVersion);
+  CHECK(r.model == "epidermis");
+  CHECK(r.scenario_text == kEpidermis);
+  CHECK(r.status == "failed");
+  CHECK(r.message == h.message);
+  CHECK(r.step == 5);
+  CHECK(r.time == sim->world->time);
+  CHECK(r.dt == sim->dt);
+  const std::string xdmf = slurp(dir / "c.xdmf");
+  CHECK(xdmf.find("c.h5:/tables/elements/x") != std::string::npos);
+  CHECK(xdmf.find("c.h5:/tables/cells/cz") != std::string::npos);
+  CHECK(xdmf.find("NumberOfElements=\"" + std::to_string(sim->world->elements.size()) + "\"") !=
+        std::string::npos);
+  CHECK(!fs::exists(io::temporary_path(dir / "c.h5")));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint truncated at any byte is refused", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_truncated");
+  const std::string bytes = slurp(grid_checkpoint(dir));
+  REQUIRE(bytes.size() > 1000);
+  std::mt19937_64 rng(12345);
+  std::vector<std::size_t> cuts{0, 1, 7, 8, 100, 511, 512, 4096, bytes.size() / 2, bytes.size() - 1};
+  for (int i = 0; i < 150; ++i) cuts.push_back(static_cast<std::size_t>(rng() % bytes.size()));
+  for (const std::size_t cut : cuts) {
+    INFO("truncated to " << cut << " of " << bytes.size() << " bytes");
+    spit(dir / "t.h5", bytes.substr(0, cut));
+    CHECK(rejected(dir / "t.h5"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint with a damaged dataset or metadata byte is refused", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_damaged");
+  const fs::path file = grid_checkpoint(dir);
+  const std::string bytes = slurp(file);
+  // one byte in every 31 flipped in turn: data chunks fail their Fletcher-32 checksums,
+  // metadata its checksums; a flip that changes nothing HDF5 reads (padding, free space) may load, but then
+  // it must load the very same state
+  auto reference = build(kGrid);
+  io::read_checkpoint_state(file, *reference->world, {});
+  const auto expected = state_bytes(*reference->world);
+  int refused = 0, loaded_same = 0;
+  for (std::size_t at = 0; at < bytes.size(); at += 31) {
+    std::string damaged = bytes;
+    damaged[at] = static_cast<char>(damaged[at] ^ 0x5a);
+    spit(dir / "d.h5", damaged);
+    if (rejected(dir / "d.h5")) {
+      ++refused;
+      continue;
+    }
+    auto sim = build(kGrid);
+    io::read_checkpoint_state(dir / "d.h5", *sim->world, {});
+    INFO("byte " << at << " flipped and the checkpoint loaded");
+    const auto got = state_bytes(*sim->world);
+    REQUIRE(got.size() == expected.size());
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      INFO("state array " << k);
+      CHECK(got[k] == expected[k]);
+    }
+    ++loaded_same;
+  }
+  CHECK(refused > 0);
+  // the data are most of the file: nearly every flip must be caught
+  CHECK(refused > 4 * loaded_same);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoints of another format version, model or shape are refused with a clear message",
+          "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_foreign");
+  const fs::path file = grid_checkpoint(dir);
+
+  SECTION("another format version") {
+    const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    const hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+    const std::int64_t version = io::kCheckpointFormatVersion + 1;
+    REQUIRE(H5Awrite(a, H5T_NATIVE_INT64, &version) >= 0);
+    H5Aclose(a);
+    H5Fclose(f);
+    CHECK_THROWS_WITH(
+        io::read_checkpoint_header(file),
+        Catch::Contains("format version " + std::to_string(version) + "; this engine reads version"));
+  }
+  SECTION("another model") {
+    auto sim = build(kEpidermis);
+    CHECK_THROWS_WITH(io::read_checkpoint_state(file, *sim->world, {}),
+                      Catch::Contains("random seed differs"));
+    std::string same_seed = kEpidermis;
+    same_seed.replace(same_seed.find("seed = 7"), 8, "seed = 3");
+    auto other = build(same_seed.c_str());
+    CHECK_THROWS_AS(io::read_checkpoint_state(file, *other->world, {}), InputError);
+  }
+  SECTION("another grid shape") {
+    std::string other = kGrid;
+    other.replace(other.find("nx = 40"), 7, "nx = 41");
+    auto sim = build(other.c_str());
+    CHECK_THROWS_WITH(io::read_checkpoint_state(file, *sim->world, {}),
+                      Catch::Contains("/fields/rd/a has shape (1 x 24 x 40), expected (1 x 24 x 41)"));
+  }
+  SECTION("not a checkpoint") {
+    spit(dir / "x.h5", "plain text");
+    CHECK_THROWS_WITH(io::read_checkpoint_header(dir / "x.h5"), Catch::Contains("not an HDF5 file"));
+    CHECK_THROWS_WITH(io::read_checkpoint_header(dir / "missing.h5"), Catch::Contains("no such file"));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint series keeps the newest checkpoints and finds the latest", "[checkpoint]") {
+  const fs::path dir = temp_dir("checkpoint_series");
+  auto sim = build(kGrid);
+  io::CheckpointSeries series(dir, 2);
+  auto h = header_of(*sim, kGrid);
+  for (int i = 0; i < 4; ++i) {
+    sim->advance(1);
+    series.write(*sim->world, h, {});
+  }
+  CHECK(!fs::exists(dir / io::CheckpointSeries::file_name(2, false)));
+  CHECK(fs::exists(dir / io::CheckpointSeries::file_name(3, false)));
+  CHECK(fs::exists(dir / "checkpoint_000000004.xdmf"));
+  sim->advance(1);
+  h.status = "failed";
+  series.write(*sim->world, h, {});
+  CHECK(fs::exists(dir / "checkpoint_000000005_failed.h5"));
+  CHECK(io::CheckpointSeries::latest(dir) == dir / "checkpoint_000000004.h5");  // never a failed one
+  CHECK_THROWS_AS(io::CheckpointSeries::latest(dir / "nothing"), InputError);
+  fs::remove_all(dir);
+}
