@@ -5,7 +5,9 @@
 
 namespace tissue {
 
-std::vector<std::string> model_names() { return {"epidermis", "grid_rd"}; }
+std::vector<std::string> model_names() {
+  return {"epidermis", "grid_rd"};
+}
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   const auto root = scenario.root();
@@ -18,14 +20,22 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   settings.precision = sim_table.string("precision", "float", {"float", "double"});
   settings.where_precision = sim_table.where("precision");
   settings.where_dt = sim_table.where("dt");
+  settings.check_every = sim_table.integer("check_every", 100, io::Range::non_negative());
   const auto out = root.table("output");
   settings.output_every = out.integer("every", 1000, io::Range::non_negative());
+  const auto ck = root.table("checkpoint");
+  settings.checkpoint.every_steps = ck.integer("every", 0, io::Range::non_negative());
+  settings.checkpoint.every_minutes = ck.number("minutes", 30.0, io::Range::non_negative());
+  settings.checkpoint.at_end = ck.boolean("at_end", true);
+  settings.checkpoint.keep = static_cast<int>(ck.integer("keep", 2, io::Range::closed(1, 1000)));
 
   std::unique_ptr<Simulation> sim =
       model == "grid_rd" ? grid_rd::build(root, settings) : epidermis::build(root, settings);
   sim->dt = settings.dt;
   sim->steps = settings.steps;
   sim->output_every = settings.output_every;
+  sim->check_every = settings.check_every;
+  sim->checkpoint = settings.checkpoint;
   scenario.check_unused();
   return sim;
 }

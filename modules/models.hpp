@@ -15,13 +15,15 @@ namespace tissue {
 
 /// The [simulation] and [output] settings every model shares.
 struct ModelSettings {
-  double dt = 0.01;               ///< time step [time]
-  std::int64_t steps = 1000;      ///< steps to run
-  std::uint64_t seed = 1;         ///< random seed
+  double dt = 0.01;                 ///< time step [time]
+  std::int64_t steps = 1000;        ///< steps to run
+  std::uint64_t seed = 1;           ///< random seed
   std::string precision = "float";  ///< "float" or "double"
-  std::string where_precision;    ///< file:line:column of simulation.precision, for messages
-  std::string where_dt;           ///< file:line:column of simulation.dt
+  std::string where_precision;      ///< file:line:column of simulation.precision, for messages
+  std::string where_dt;             ///< file:line:column of simulation.dt
   std::int64_t output_every = 1000;
+  std::int64_t check_every = 100;  ///< simulation.check_every
+  CheckpointSettings checkpoint;   ///< [checkpoint]
 };
 
 /// Names accepted by [simulation].model.

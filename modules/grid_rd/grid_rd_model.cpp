@@ -73,6 +73,7 @@ class GridWriter final : public SnapshotWriter {
       io::write_field_png(dir_ / (options_.png_species + "_" + tag + ".png"), v, s.nx, s.ny, lo, hi);
     }
   }
+  std::vector<io::PvdSeries*> series() override { return {&series_}; }
 
  private:
   std::filesystem::path dir_;
@@ -124,10 +125,22 @@ std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const Initia
   };
   sim->check = [&field](World& world) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
-    if (bad > 0)
-      throw NumericalError("step " + std::to_string(world.step) + ": " + std::to_string(bad) +
-                           " grid values are NaN or infinite; the reaction is probably too stiff for "
-                           "simulation.dt (reduce it, or use grid_rd.integrator = \"rk4\")");
+    if (bad == 0) return;
+    field.download();  // only on failure: find the first bad node for the message
+    const std::size_t n = field.cells();
+    std::size_t first = 0;
+    while (first < field.host().size() && std::isfinite(field.host()[first])) ++first;
+    const std::size_t species = first / n, node = first % n;
+    const GridShape& s = field.shape();
+    std::ostringstream msg;
+    msg << "step " << world.step << ": " << bad << " grid values are NaN or infinite; the first: species "
+        << field.species_names()[species] << " at node (" << node % static_cast<std::size_t>(s.nx) << ", "
+        << node / static_cast<std::size_t>(s.nx) % static_cast<std::size_t>(s.ny) << ", "
+        << node / (static_cast<std::size_t>(s.nx) * static_cast<std::size_t>(s.ny))
+        << ") = " << field.host()[first]
+        << "; the reaction is probably too stiff for simulation.dt (reduce it, or use grid_rd.integrator = "
+           "\"rk4\")";
+    throw NumericalError(msg.str());
   };
   std::ostringstream d;
   d << params.shape.nx << " x " << params.shape.ny;
