@@ -32,7 +32,7 @@ def main():
         problems.append(f"a failed run's message should name step {done}: {record.get('message')!r}")
     expect("scenario.sha256", record["scenario"]["sha256"], digest)
     expect("scenario.path", os.path.realpath(record["scenario"]["path"]), os.path.realpath(scenario))
-    expect("steps", record["steps"], {"requested": requested, "done": done})
+    expect("steps", record["steps"], {"start": record["steps"]["start"], "requested": requested, "done": done})
     for key in ("model", "backend", "device", "host", "command", "engine"):
         if not record.get(key):
             problems.append(f"{key} is empty")

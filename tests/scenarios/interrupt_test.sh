@@ -2,8 +2,8 @@
 # usage: interrupt_test.sh TISSUE SCENARIO OUT_DIR BACKEND
 # SIGTERM during a run: starts a long run, waits until it is stepping, sends SIGTERM, and checks that the
 # run stops with exit code 143 (128 + SIGTERM), that its run.json says "interrupted" after at least one
-# step, that the .pvd series lists only files that exist (the interrupted step's among them), and that no
-# temporary file is left behind.
+# step, that the .pvd series lists only files that exist (the interrupted step's among them), that a
+# checkpoint of that step exists and a restart from it runs, and that no temporary file is left behind.
 set -u
 tissue=$1; scenario=$2; out=$3; backend=$4
 rm -rf "$out"
@@ -37,8 +37,19 @@ if missing:
     problems.append(f"the .pvd lists missing files {missing}")
 if not any(f"{done:09d}" in f for f in files):
     problems.append(f"no frame of the interrupted step {done} in the .pvd")
+if not os.path.exists(os.path.join(out, f"checkpoint_{done:09d}.h5")):
+    problems.append(f"no checkpoint of the interrupted step {done}")
+elif not record.get("last_checkpoint", "").endswith(f"checkpoint_{done:09d}.h5"):
+    problems.append(f"run.json last_checkpoint {record.get('last_checkpoint')!r}")
 if problems:
     print("; ".join(problems))
     sys.exit(1)
 print(f"interrupted after step {done}; {len(files)} frames")
+open(os.path.join(out, "done"), "w").write(str(done))
 PY
+[ $? -eq 0 ] || exit 1
+done=$(cat "$out/done"); rm -f "$out/done"
+if ! "$tissue" run --restart "$out" --backend "$backend" --steps $((done + 5)) >/dev/null 2>&1; then
+  echo "restart from the checkpoint of step $done failed"; exit 1
+fi
+echo "restarted from step $done and ran 5 more steps"
