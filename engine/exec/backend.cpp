@@ -3,6 +3,8 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include <stdexcept>
@@ -77,7 +79,8 @@ double peak_bandwidth_gbs() {
   return 0.0;
 }
 
-std::size_t available_memory_bytes() {
+namespace {
+std::size_t backend_memory_bytes() {
 #if defined(TISSUE_BACKEND_CUDA)
   if (g_backend == Backend::cuda) return cuda::free_memory_bytes();
 #endif
@@ -88,6 +91,17 @@ std::size_t available_memory_bytes() {
   while (meminfo >> key >> kb >> unit)
     if (key == "MemAvailable:") return kb * 1024;
   return static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+}
+}  // namespace
+
+std::size_t available_memory_bytes() {
+  std::size_t bytes = backend_memory_bytes();
+  if (const char* limit = std::getenv("TISSUE_MEMORY_LIMIT")) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(limit, &end, 10);
+    if (end != limit && *end == '\0') bytes = std::min<std::size_t>(bytes, static_cast<std::size_t>(v));
+  }
+  return bytes;
 }
 
 void synchronize() {

@@ -43,7 +43,8 @@ std::string device_description();
 double peak_bandwidth_gbs();
 
 /// Memory the active backend can still allocate [bytes]: free device memory on the CUDA backend,
-/// MemAvailable from /proc/meminfo on the CPU backend (total physical memory if unreadable).
+/// MemAvailable from /proc/meminfo on the CPU backend (total physical memory if unreadable); at most the
+/// environment variable TISSUE_MEMORY_LIMIT [bytes] when set (a share of a node, the fuzz tests).
 std::size_t available_memory_bytes();
 
 /// Waits until all work queued on the active backend has finished (no-op on the CPU backend).

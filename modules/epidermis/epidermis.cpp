@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/core/cell_centres.hpp"
+#include "engine/exec/backend.hpp"
 #include "engine/io/tissue_output.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
@@ -16,7 +17,8 @@ namespace tissue::epidermis {
 
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
   if (settings.precision != "float")
-    throw InputError(settings.where_precision + ": simulation.precision: the epidermis model runs in float only");
+    throw InputError(settings.where_precision +
+                     ": simulation.precision: the epidermis model runs in float only");
   const std::uint64_t seed = settings.seed;
   const auto initial = sem::read_monolayer_params(root.table("initial"));
   const auto domain = root.table("domain");
@@ -24,6 +26,22 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   box.periodic_x = box.periodic_y = domain.boolean("periodic", true);
   box.lx = static_cast<float>(initial.cells_x * initial.spacing);
   box.ly = static_cast<float>(initial.cells_y * initial.spacing);
+  // memory before anything is allocated: the tables, the SEM stage buffers and the cell list per element
+  // (~64 bytes), the cell table with its species per cell (~64 bytes); dense indices are int32
+  const double n_cells = static_cast<double>(initial.cells_x) * static_cast<double>(initial.cells_y);
+  const double n_elements = n_cells * static_cast<double>(initial.elements_per_cell);
+  const double need = 64.0 * (n_elements + n_cells),
+               available = static_cast<double>(exec::available_memory_bytes());
+  if (n_elements > 1e9 || need > available) {
+    std::ostringstream msg;
+    msg << initial.cells_x << " x " << initial.cells_y << " cells of " << initial.elements_per_cell
+        << " elements need about " << need / 1e9 << " GB"
+        << (n_elements > 1e9 ? ", and more than 10^9 elements are not supported" : ", more than the ")
+        << (n_elements > 1e9 ? std::string()
+                             : std::to_string(available / 1e9) + " GB available on the " +
+                                   std::string(exec::to_string(exec::backend())) + " backend");
+    root.table("initial").fail("cells_x", msg.str());
+  }
   const auto sem_params = sem::read_sem_params(root.table("sem"));
   const auto grn_params = grn::read_gene_network_params(root.table("gene_network"));
   const auto life = lifecycle::read_lifecycle_params(root.table("lifecycle"));
@@ -55,13 +73,15 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   const auto out = root.table("output");
   const bool elements = out.boolean("elements", true), cells = out.boolean("cells", true);
   const std::vector<std::string> names(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
-  sim->make_writer = [names, elements, cells](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  sim->make_writer = [names, elements,
+                      cells](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<io::TissueWriter>(dir, names, elements, cells);
   };
   sim->summary = [](World& world) { return format(summarize(world)); };
   sim->check = [](World& world) { check_element_positions(world); };
   sim->description = std::to_string(w.cells.size()) + " cells, " + std::to_string(w.elements.size()) +
-                     " elements in a periodic " + std::to_string(box.lx) + " x " + std::to_string(box.ly) + " box";
+                     " elements in a periodic " + std::to_string(box.lx) + " x " + std::to_string(box.ly) +
+                     " box";
   return sim;
 }
 
