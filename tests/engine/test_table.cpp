@@ -1,6 +1,9 @@
 // SoA tables: capacity growth, host/device sync, compaction after hooks.
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <string>
+
 #include "engine/core/world.hpp"
 
 using namespace tissue;
@@ -67,4 +70,37 @@ TEST_CASE("World::commit sorts elements by cell, drops dead cells, and keeps sta
   w.download();
   CHECK(w.check_consistency().empty());
   CHECK(w.next_cell_id == 3);
+}
+
+TEST_CASE("the element check names the first element outside the domain or not finite", "[table]") {
+  Box box;
+  box.lx = 4.0f;
+  box.ly = 3.0f;
+  World w(box, 0);
+  for (int c = 0; c < 3; ++c) {
+    const std::int32_t cell = w.add_cell_host();
+    for (int e = 0; e < 4; ++e)
+      w.add_element_host(cell, 0.5f + static_cast<float>(c), 1.0f, 0.25f * static_cast<float>(e), 0);
+  }
+  w.commit();
+  CHECK_NOTHROW(check_element_positions(w));
+  const auto expect_failure = [&](std::size_t element, int axis, float value, const std::string& what) {
+    w.download();
+    const float old = axis == 0 ? w.x.host(element) : axis == 1 ? w.y.host(element) : w.z.host(element);
+    (axis == 0 ? w.x : axis == 1 ? w.y : w.z).host(element) = value;
+    w.elements.upload();
+    w.step = 42;
+    const std::string id = std::to_string(w.cell_id.host(static_cast<std::size_t>(w.cell.host(element))));
+    CHECK_THROWS_WITH(check_element_positions(w),
+                      Catch::StartsWith("step 42: 1 element coordinate(s) invalid; the first: element " +
+                                        std::to_string(element) + " of cell id " + id + ", ") &&
+                          Catch::Contains(what));
+    (axis == 0 ? w.x : axis == 1 ? w.y : w.z).host(element) = old;
+    w.elements.upload();
+  };
+  expect_failure(5, 0, std::numeric_limits<float>::quiet_NaN(), "x = nan (not finite)");
+  expect_failure(9, 1, 3.5f, "y = 3.5 (outside the periodic box [0, ly))");
+  expect_failure(2, 2, -0.1f, "z = -0.1 (below the floor z = 0)");
+  expect_failure(11, 0, -1.0f, "x = -1 (outside the periodic box [0, lx))");
+  CHECK_NOTHROW(check_element_positions(w));
 }
