@@ -11,6 +11,7 @@ packages=(
   libpng-dev                        # PNG snapshots of 2D fields
   nlohmann-json3-dev libssl-dev     # run.json (JSON) and the scenario's SHA-256 in it
   libhdf5-dev                       # checkpoints (HDF5)
+  libtinyobjloader-dev              # OBJ meshes
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests

@@ -1,0 +1,59 @@
+#pragma once
+/// @file mesh_operators.hpp
+/// Discrete differential operators on triangle meshes (Meyer, Desbrun, Schröder, Barr 2003, "Discrete
+/// differential-geometry operators for triangulated 2-manifolds"; seed 000, eqs. 2-4), computed once per
+/// geometry in double precision on the host; modules copy the weights to the device in their precision.
+///
+///   Laplace-Beltrami (eq. 2):  (L f)_i = 1 / (2 A_i) sum_{j in N(i)} (cot a_ij + cot b_ij) (f_j - f_i)
+///   face gradient    (eq. 3):  grad f(T) = (f_j - f_i) (x_i - x_k)^perp / (2 A_T) + (f_k - f_i) (x_j -
+///   x_i)^perp / (2 A_T) vertex gradient  (eq. 4):  grad f(v) = sum_T theta_T grad f(T) / sum_T theta_T
+///   (incident angles theta_T)
+///
+/// A_i is the mixed Voronoi area (Meyer et al., Fig. 4): the Voronoi region inside non-obtuse triangles,
+/// half (at the obtuse corner) or a quarter (elsewhere) of an obtuse triangle's area. On an open mesh a
+/// boundary edge has one cotangent only, which is the natural zero-flux (Neumann) boundary condition of
+/// the finite-element form; sum_i A_i (L f)_i = 0 for every f, the discrete conservation law.
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "engine/mesh/triangle_mesh.hpp"
+
+namespace tissue::mesh {
+
+/// The cotangent Laplacian in CSR over the topology's vertex neighbours:
+/// (L f)_i = (1 / area[i]) sum_k weight[k] (f[neighbour[k]] - f[i]) for k in [offsets[i], offsets[i + 1]),
+/// with weight = (cot a + cot b) / 2 (symmetric: w_ij = w_ji) [dimensionless] and area [length^2].
+struct CotangentLaplacian {
+  std::vector<std::int32_t> offsets, neighbours;
+  std::vector<double> weights;
+  std::vector<double> area;  ///< mixed Voronoi area per vertex [length^2]
+
+  /// out = L f on the host (reference evaluation; f and out have one value per vertex).
+  void apply(const std::vector<double>& f, std::vector<double>& out) const;
+};
+
+/// Builds the operator. Throws nothing for a valid mesh (mesh::validate).
+CotangentLaplacian cotangent_laplacian(const TriangleMesh& mesh, const MeshTopology& topology);
+
+/// Per-face quantities of eq. 3: area and the two rotated edge vectors divided by twice the area, so that
+/// grad f(T) = (f_j - f_i) gi + (f_k - f_i) gk for face (i, j, k).
+struct FaceGradients {
+  std::vector<double> area;               ///< face area [length^2]
+  std::vector<std::array<double, 3>> gj;  ///< (x_i - x_k)^perp / (2 A_T) [1/length]
+  std::vector<std::array<double, 3>> gk;  ///< (x_j - x_i)^perp / (2 A_T) [1/length]
+  std::vector<double> angle;              ///< 3 per face: interior angle at each corner [rad]
+
+  /// Gradient of f (one value per vertex) on face t [f/length].
+  std::array<double, 3> face_gradient(const TriangleMesh& mesh, const std::vector<double>& f,
+                                      std::size_t t) const;
+  /// Angle-weighted average of the incident face gradients at vertex v (eq. 4) [f/length].
+  std::array<double, 3> vertex_gradient(const TriangleMesh& mesh, const MeshTopology& topology,
+                                        const std::vector<double>& f, std::size_t v) const;
+};
+
+/// Builds the face quantities of eqs. 3 and 4.
+FaceGradients face_gradients(const TriangleMesh& mesh);
+
+}  // namespace tissue::mesh

@@ -1,0 +1,257 @@
+// Triangle meshes: OBJ import of the real test meshes (counts from their provenance), generated meshes
+// (Euler characteristic, orientation), clear errors for bad meshes, and the discrete operators of the seed
+// (eqs. 2-4) against analytic results: spherical harmonics, exact gradients of linear functions,
+// conservation, symmetry and the partition of the surface area by the mixed Voronoi areas.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "engine/exec/error.hpp"
+#include "engine/mesh/mesh_operators.hpp"
+#include "engine/mesh/triangle_mesh.hpp"
+
+using namespace tissue;
+using namespace tissue::mesh;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path mesh_dir() {
+  return fs::path(TISSUE_SOURCE_DIR) / "scenarios" / "meshes";
+}
+
+fs::path write_obj(const std::string& name, const std::string& text) {
+  const fs::path p =
+      fs::temp_directory_path() / ("tissue_test_mesh_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+double total_area(const TriangleMesh& m) {
+  double a = 0.0;
+  for (double v : face_gradients(m).area) a += v;
+  return a;
+}
+
+/// Signed volume enclosed by a closed mesh (positive when the faces are oriented outward).
+double signed_volume(const TriangleMesh& m) {
+  double v = 0.0;
+  for (std::size_t f = 0; f < m.face_count(); ++f) {
+    const auto a = static_cast<std::size_t>(m.corner(f, 0)), b = static_cast<std::size_t>(m.corner(f, 1)),
+               c = static_cast<std::size_t>(m.corner(f, 2));
+    v += (m.x[a] * (m.y[b] * m.z[c] - m.z[b] * m.y[c]) - m.y[a] * (m.x[b] * m.z[c] - m.z[b] * m.x[c]) +
+          m.z[a] * (m.x[b] * m.y[c] - m.y[b] * m.x[c])) /
+         6.0;
+  }
+  return v;
+}
+
+std::vector<double> sample(const TriangleMesh& m, const std::function<double(double, double, double)>& f) {
+  std::vector<double> out(m.vertex_count());
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = f(m.x[i], m.y[i], m.z[i]);
+  return out;
+}
+
+/// Area-weighted relative L2 error of L f against -lambda f on an icosphere.
+double eigen_error(int subdivisions, const std::function<double(double, double, double)>& f, double lambda) {
+  const auto m = icosphere(subdivisions, 1.0);
+  const auto L = cotangent_laplacian(m, build_topology(m));
+  const auto values = sample(m, f);
+  std::vector<double> lf;
+  L.apply(values, lf);
+  double err = 0.0, ref = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    err += L.area[i] * std::pow(lf[i] + lambda * values[i], 2);
+    ref += L.area[i] * std::pow(lambda * values[i], 2);
+  }
+  return std::sqrt(err / ref);
+}
+
+}  // namespace
+
+TEST_CASE("the Stanford bunny imports with its unused vertices dropped and its 223 boundary edges",
+          "[mesh]") {
+  std::vector<std::string> warnings;
+  const auto m = read_obj(mesh_dir() / "stanford-bunny.obj", &warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK_THAT(warnings[0], Catch::Contains("dropped 1113 vertices that no face uses"));
+  CHECK(m.vertex_count() == 35947 - 1113);
+  CHECK(m.face_count() == 69451);
+  const auto t = build_topology(m);
+  CHECK(t.boundary_edges == 223);
+}
+
+TEST_CASE("spot imports as a closed genus-0 surface oriented outward", "[mesh]") {
+  std::vector<std::string> warnings;
+  const auto m = read_obj(mesh_dir() / "spot.obj", &warnings);
+  CHECK(warnings.empty());
+  CHECK(m.vertex_count() == 2930);
+  CHECK(m.face_count() == 5856);
+  const auto t = build_topology(m);
+  CHECK(t.boundary_edges == 0);
+  CHECK(static_cast<long>(m.vertex_count()) - static_cast<long>(t.edges) +
+            static_cast<long>(m.face_count()) ==
+        2);
+  CHECK(signed_volume(m) > 0.0);
+}
+
+TEST_CASE("generated meshes have the expected counts, topology and orientation", "[mesh]") {
+  for (int s = 0; s <= 3; ++s) {
+    const auto m = icosphere(s, 2.0);
+    const auto t = build_topology(m);
+    CHECK(m.vertex_count() == static_cast<std::size_t>(10 * std::pow(4, s) + 2));
+    CHECK(t.boundary_edges == 0);
+    CHECK(static_cast<long>(m.vertex_count()) - static_cast<long>(t.edges) +
+              static_cast<long>(m.face_count()) ==
+          2);
+    CHECK(signed_volume(m) > 0.0);
+  }
+  const double pi = std::acos(-1.0);
+  CHECK(signed_volume(icosphere(5, 2.0)) == Approx(4.0 / 3.0 * pi * 8.0).epsilon(2e-3));
+  const auto uv = uv_sphere(12, 24, 1.0);
+  const auto tuv = build_topology(uv);
+  CHECK(uv.vertex_count() == 2 + 11 * 24);
+  CHECK(tuv.boundary_edges == 0);
+  CHECK(signed_volume(uv) > 0.0);
+  const auto r = rectangle_mesh(7, 5, 3.0, 2.0);
+  const auto tr = build_topology(r);
+  CHECK(r.vertex_count() == 35);
+  CHECK(r.face_count() == 2 * 6 * 4);
+  CHECK(tr.boundary_edges == 2 * 6 + 2 * 4);
+  CHECK(total_area(r) == Approx(6.0).epsilon(1e-14));
+  CHECK_THROWS_AS(rectangle_mesh(1, 5, 1.0, 1.0), std::invalid_argument);
+}
+
+TEST_CASE("bad meshes are refused with the file and the first bad element", "[mesh]") {
+  const std::string square = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n";
+  CHECK_THROWS_WITH(read_obj("/nonexistent/mesh.obj"), Catch::Contains("mesh.obj: mesh file not found"));
+  CHECK_THROWS_WITH(read_obj(write_obj("range.obj", square + "f 1 2 3\nf 1 3 9\n")),
+                    Catch::Contains("range.obj: face 2 refers to vertex 9, outside 1..4"));
+  CHECK_THROWS_WITH(read_obj(write_obj("repeat.obj", square + "f 1 2 3\nf 1 3 3\n")),
+                    Catch::Contains("repeat.obj: face 2 is degenerate"));
+  CHECK_THROWS_WITH(
+      read_obj(write_obj("collinear.obj", "v 0 0 0\nv 1 0 0\nv 2 0 0\nv 0 1 0\nf 1 2 4\nf 1 2 3\n")),
+      Catch::Contains("collinear.obj: face 2 is degenerate (zero area"));
+  CHECK_THROWS_WITH(
+      read_obj(write_obj("fan.obj", square + "v 0 -1 0\nv 0 0 1\nf 1 2 3\nf 2 1 5\nf 1 2 6\n")),
+      Catch::Contains("fan.obj: edge 1-2 is shared by more than two faces (non-manifold), face 3"));
+  CHECK_THROWS_WITH(read_obj(write_obj("flipped.obj", square + "f 1 2 3\nf 1 3 4\nf 1 2 4\n")),
+                    Catch::Contains("traverse edge"));
+  CHECK_THROWS_WITH(read_obj(write_obj("empty.obj", square)),
+                    Catch::Contains("empty.obj: the OBJ file has no faces"));
+  // a quad is triangulated; its two triangles share the diagonal
+  const auto quad = read_obj(write_obj("quad.obj", square + "f 1 2 3 4\n"));
+  CHECK(quad.face_count() == 2);
+  CHECK(total_area(quad) == Approx(1.0));
+}
+
+TEST_CASE("the cotangent Laplacian: constants, symmetry, conservation and the area partition", "[mesh]") {
+  for (const auto& m : {icosphere(3, 1.5), read_obj(mesh_dir() / "stanford-bunny.obj")}) {
+    const auto t = build_topology(m);
+    const auto L = cotangent_laplacian(m, t);
+    // mixed Voronoi areas partition the surface
+    double sum_area = 0.0;
+    for (double a : L.area) sum_area += a;
+    CHECK(sum_area == Approx(total_area(m)).epsilon(1e-12));
+    // L 1 = 0
+    std::vector<double> out;
+    L.apply(std::vector<double>(m.vertex_count(), 3.25), out);
+    for (double v : out) REQUIRE(std::abs(v) < 1e-9);
+    // weights symmetric: A L is a symmetric matrix
+    for (std::size_t i = 0; i < m.vertex_count(); ++i)
+      for (auto k = L.offsets[i]; k < L.offsets[i + 1]; ++k) {
+        const auto j = static_cast<std::size_t>(L.neighbours[static_cast<std::size_t>(k)]);
+        const auto back =
+            std::lower_bound(L.neighbours.begin() + L.offsets[j], L.neighbours.begin() + L.offsets[j + 1],
+                             static_cast<std::int32_t>(i));
+        REQUIRE(L.weights[static_cast<std::size_t>(back - L.neighbours.begin())] ==
+                L.weights[static_cast<std::size_t>(k)]);
+      }
+    // conservation: sum_i A_i (L f)_i = 0 for any f (closed or with zero-flux boundaries)
+    const auto f =
+        sample(m, [](double x, double y, double z) { return std::sin(7 * x) + y * y * z + 2 * x * y; });
+    L.apply(f, out);
+    double total = 0.0, scale = 0.0;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      total += L.area[i] * out[i];
+      scale += L.area[i] * std::abs(out[i]);
+    }
+    CHECK(std::abs(total) < 1e-12 * scale);
+  }
+}
+
+TEST_CASE("spherical harmonics are eigenfunctions of the Laplace-Beltrami operator on an icosphere",
+          "[mesh]") {
+  // Y_1 ~ z, Y_2 ~ x y, Y_3 ~ z (5 z^2 - 3): eigenvalues -l (l + 1) on the unit sphere
+  const std::function<double(double, double, double)> y1 = [](double, double, double z) { return z; };
+  const std::function<double(double, double, double)> y2 = [](double x, double y, double) { return x * y; };
+  const std::function<double(double, double, double)> y3 = [](double, double, double z) {
+    return z * (5 * z * z - 3);
+  };
+  const std::vector<std::pair<std::function<double(double, double, double)>, double>> cases{
+      {y1, 2.0}, {y2, 6.0}, {y3, 12.0}};
+  for (const auto& [f, lambda] : cases) {
+    INFO("l (l + 1) = " << lambda);
+    double previous = eigen_error(2, f, lambda);
+    for (int s = 3; s <= 5; ++s) {
+      const double e = eigen_error(s, f, lambda);
+      INFO("subdivisions " << s << ": relative error " << e << " (previous " << previous << ")");
+      CHECK(e < 0.55 * previous);  // at least first order in the edge length, which halves per subdivision
+      previous = e;
+    }
+    CHECK(previous < 0.01);
+  }
+}
+
+TEST_CASE(
+    "gradients of a linear function on a planar mesh are exact; on a sphere the gradient of z is tangent",
+    "[mesh]") {
+  auto m = rectangle_mesh(9, 7, 2.0, 1.5);
+  for (std::size_t i = 0; i < m.vertex_count(); ++i)  // irregular interior vertices
+    if (m.x[i] > 0 && m.x[i] < 2.0 && m.y[i] > 0 && m.y[i] < 1.5) {
+      m.x[i] += 0.05 * std::sin(13.0 * static_cast<double>(i));
+      m.y[i] += 0.05 * std::cos(7.0 * static_cast<double>(i));
+    }
+  const auto t = build_topology(m);
+  const auto g = face_gradients(m);
+  const auto f = sample(m, [](double x, double y, double) { return 2 * x - 3 * y + 1; });
+  for (std::size_t face = 0; face < m.face_count(); ++face) {
+    const auto grad = g.face_gradient(m, f, face);
+    REQUIRE(grad[0] == Approx(2.0).margin(1e-12));
+    REQUIRE(grad[1] == Approx(-3.0).margin(1e-12));
+    REQUIRE(grad[2] == Approx(0.0).margin(1e-12));
+  }
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    const auto grad = g.vertex_gradient(m, t, f, v);
+    REQUIRE(grad[0] == Approx(2.0).margin(1e-12));
+    REQUIRE(grad[1] == Approx(-3.0).margin(1e-12));
+  }
+  // unit sphere: grad_S z = e_z - z n, n = x; the averaged face gradients leave the tangent plane by a
+  // normal component that vanishes at second order in the edge length
+  double previous = 1e30, previous_normal = 1e30;
+  for (int s = 2; s <= 5; ++s) {
+    const auto sphere = icosphere(s, 1.0);
+    const auto ts = build_topology(sphere);
+    const auto gs = face_gradients(sphere);
+    const auto z = sample(sphere, [](double, double, double zz) { return zz; });
+    double err = 0.0, normal = 0.0;
+    for (std::size_t v = 0; v < sphere.vertex_count(); ++v) {
+      const auto grad = gs.vertex_gradient(sphere, ts, z, v);
+      const double n[3] = {sphere.x[v], sphere.y[v], sphere.z[v]};
+      const double exact[3] = {-z[v] * n[0], -z[v] * n[1], 1.0 - z[v] * n[2]};
+      for (int c = 0; c < 3; ++c) err = std::max(err, std::abs(grad[static_cast<std::size_t>(c)] - exact[c]));
+      normal = std::max(normal, std::abs(grad[0] * n[0] + grad[1] * n[1] + grad[2] * n[2]));
+    }
+    INFO("subdivisions " << s << ": max error " << err << ", normal component " << normal);
+    CHECK(err < 0.6 * previous);
+    CHECK(normal < 0.3 * previous_normal);
+    previous = err;
+    previous_normal = normal;
+  }
+}
