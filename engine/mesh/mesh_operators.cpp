@@ -3,28 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/mesh/vec3.hpp"
+
 namespace tissue::mesh {
 
 namespace {
-
-using Vec3 = std::array<double, 3>;
-
-Vec3 at(const TriangleMesh& m, std::int32_t v) {
-  const auto i = static_cast<std::size_t>(v);
-  return {m.x[i], m.y[i], m.z[i]};
-}
-Vec3 sub(const Vec3& a, const Vec3& b) {
-  return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double dot(const Vec3& a, const Vec3& b) {
-  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-double norm(const Vec3& a) {
-  return std::sqrt(dot(a, a));
-}
 
 /// Cotangent of the angle between u and v.
 double cot(const Vec3& u, const Vec3& v) {
@@ -48,7 +31,7 @@ CotangentLaplacian cotangent_laplacian(const TriangleMesh& mesh, const MeshTopol
   L.area.assign(mesh.vertex_count(), 0.0);
   for (std::size_t f = 0; f < mesh.face_count(); ++f) {
     const std::int32_t v[3] = {mesh.corner(f, 0), mesh.corner(f, 1), mesh.corner(f, 2)};
-    const Vec3 p[3] = {at(mesh, v[0]), at(mesh, v[1]), at(mesh, v[2])};
+    const Vec3 p[3] = {position(mesh, v[0]), position(mesh, v[1]), position(mesh, v[2])};
     const double area = 0.5 * norm(cross(sub(p[1], p[0]), sub(p[2], p[0])));
     double cotangent[3];  // at each corner
     for (int k = 0; k < 3; ++k) cotangent[k] = cot(sub(p[(k + 1) % 3], p[k]), sub(p[(k + 2) % 3], p[k]));
@@ -92,8 +75,8 @@ FaceGradients face_gradients(const TriangleMesh& mesh) {
   g.gk.resize(nf);
   g.angle.resize(3 * nf);
   for (std::size_t f = 0; f < nf; ++f) {
-    const Vec3 xi = at(mesh, mesh.corner(f, 0)), xj = at(mesh, mesh.corner(f, 1)),
-               xk = at(mesh, mesh.corner(f, 2));
+    const Vec3 xi = position(mesh, mesh.corner(f, 0)), xj = position(mesh, mesh.corner(f, 1)),
+               xk = position(mesh, mesh.corner(f, 2));
     const Vec3 normal2 = cross(sub(xj, xi), sub(xk, xi));  // 2 A_T n
     const double twice_area = norm(normal2);
     const Vec3 n = {normal2[0] / twice_area, normal2[1] / twice_area, normal2[2] / twice_area};

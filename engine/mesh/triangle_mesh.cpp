@@ -12,27 +12,11 @@
 #include <utility>
 
 #include "engine/exec/error.hpp"
+#include "engine/mesh/vec3.hpp"
 
 namespace tissue::mesh {
 
 namespace {
-
-using Vec3 = std::array<double, 3>;
-
-Vec3 position(const TriangleMesh& m, std::int32_t v) {
-  const auto i = static_cast<std::size_t>(v);
-  return {m.x[i], m.y[i], m.z[i]};
-}
-
-Vec3 sub(const Vec3& a, const Vec3& b) {
-  return {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-}
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
-double norm(const Vec3& a) {
-  return std::sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
-}
 
 /// Adds vertex (x, y, z) and returns its index.
 std::int32_t add_vertex(TriangleMesh& m, double x, double y, double z) {
