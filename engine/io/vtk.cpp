@@ -70,19 +70,24 @@ void data_array(std::ostringstream& xml, const std::string& type, const std::str
 
 }  // namespace
 
-void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
-                      const std::vector<VtkArray>& arrays) {
+namespace {
+/// An unstructured grid of `n` points with `cells` cells of `corners` points each (VTK cell type `type`),
+/// cell c made of points connectivity[corners * c ..].
+void write_vtu(const std::filesystem::path& path, const std::vector<float>& points,
+               const std::vector<std::int64_t>& connectivity, int corners, std::uint8_t type,
+               const std::vector<VtkArray>& arrays) {
   if (points.size() % 3 != 0) throw std::invalid_argument("points must hold 3 coordinates per point");
   const std::uint64_t n = points.size() / 3;
   for (const auto& a : arrays)
     if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
       throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per point");
+  const std::uint64_t cells = connectivity.size() / static_cast<std::uint64_t>(corners);
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
          "header_type=\"UInt64\">\n"
       << "  <UnstructuredGrid>\n"
-      << "    <Piece NumberOfPoints=\"" << n << "\" NumberOfCells=\"" << n << "\">\n"
+      << "    <Piece NumberOfPoints=\"" << n << "\" NumberOfCells=\"" << cells << "\">\n"
       << "      <PointData>\n";
   const char* indent = "        ";
   for (const auto& a : arrays)
@@ -90,17 +95,34 @@ void write_vtu_points(const std::filesystem::path& path, const std::vector<float
   xml << "      </PointData>\n      <Points>\n";
   data_array(xml, "Float32", "", 3, points.data(), points.size() * sizeof(float), indent);
   xml << "      </Points>\n      <Cells>\n";
-  std::vector<std::int64_t> connectivity(n), offsets(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    connectivity[i] = static_cast<std::int64_t>(i);
-    offsets[i] = static_cast<std::int64_t>(i + 1);
-  }
-  const std::vector<std::uint8_t> types(n, 1);  // VTK_VERTEX
-  data_array(xml, "Int64", "connectivity", 1, connectivity.data(), n * sizeof(std::int64_t), indent);
-  data_array(xml, "Int64", "offsets", 1, offsets.data(), n * sizeof(std::int64_t), indent);
-  data_array(xml, "UInt8", "types", 1, types.data(), n, indent);
+  std::vector<std::int64_t> offsets(cells);
+  for (std::uint64_t c = 0; c < cells; ++c)
+    offsets[c] = static_cast<std::int64_t>((c + 1) * static_cast<std::uint64_t>(corners));
+  const std::vector<std::uint8_t> types(cells, type);
+  data_array(xml, "Int64", "connectivity", 1, connectivity.data(), connectivity.size() * sizeof(std::int64_t),
+             indent);
+  data_array(xml, "Int64", "offsets", 1, offsets.data(), cells * sizeof(std::int64_t), indent);
+  data_array(xml, "UInt8", "types", 1, types.data(), cells, indent);
   xml << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
   write_file_atomic(path, xml.str());
+}
+}  // namespace
+
+void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
+                      const std::vector<VtkArray>& arrays) {
+  std::vector<std::int64_t> connectivity(points.size() / 3);
+  for (std::size_t i = 0; i < connectivity.size(); ++i) connectivity[i] = static_cast<std::int64_t>(i);
+  write_vtu(path, points, connectivity, 1, 1 /* VTK_VERTEX */, arrays);
+}
+
+void write_vtu_triangles(const std::filesystem::path& path, const std::vector<float>& points,
+                         const std::vector<std::int32_t>& triangles, const std::vector<VtkArray>& arrays) {
+  if (triangles.size() % 3 != 0) throw std::invalid_argument("triangles must hold 3 point indices each");
+  const auto n = static_cast<std::int64_t>(points.size() / 3);
+  std::vector<std::int64_t> connectivity(triangles.begin(), triangles.end());
+  for (auto v : connectivity)
+    if (v < 0 || v >= n) throw std::invalid_argument("triangle refers to a point out of range");
+  write_vtu(path, points, connectivity, 3, 5 /* VTK_TRIANGLE */, arrays);
 }
 
 void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],

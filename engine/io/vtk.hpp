@@ -59,6 +59,11 @@ struct VtkArray {
 void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
                       const std::vector<VtkArray>& arrays);
 
+/// Writes a triangle mesh as an unstructured grid of VTK_TRIANGLE cells with per-point data.
+/// @param triangles  3 point indices per triangle
+/// @throws std::invalid_argument on inconsistent sizes or indices, std::runtime_error on I/O failure.
+void write_vtu_triangles(const std::filesystem::path& path, const std::vector<float>& points,
+                         const std::vector<std::int32_t>& triangles, const std::vector<VtkArray>& arrays);
 /// Writes image data (.vti): an nx x ny x nz grid of points at origin + (i, j, k) * spacing with point
 /// data `arrays` (each nx * ny * nz values, x fastest).
 /// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
