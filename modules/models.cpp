@@ -2,11 +2,12 @@
 
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
+#include "modules/surface_rd/surface_rd_model.hpp"
 
 namespace tissue {
 
 std::vector<std::string> model_names() {
-  return {"epidermis", "grid_rd"};
+  return {"epidermis", "grid_rd", "surface_rd"};
 }
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
@@ -20,6 +21,8 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   settings.precision = sim_table.string("precision", "float", {"float", "double"});
   settings.where_precision = sim_table.where("precision");
   settings.where_dt = sim_table.where("dt");
+  settings.dt_given = sim_table.has("dt");
+  settings.scenario_path = scenario.path();
   settings.check_every = sim_table.integer("check_every", 100, io::Range::non_negative());
   const auto out = root.table("output");
   settings.output_every = out.integer("every", 1000, io::Range::non_negative());
@@ -29,9 +32,10 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   settings.checkpoint.at_end = ck.boolean("at_end", true);
   settings.checkpoint.keep = static_cast<int>(ck.integer("keep", 2, io::Range::closed(1, 1000)));
 
-  std::unique_ptr<Simulation> sim =
-      model == "grid_rd" ? grid_rd::build(root, settings) : epidermis::build(root, settings);
-  sim->dt = settings.dt;
+  std::unique_ptr<Simulation> sim = model == "grid_rd"      ? grid_rd::build(root, settings)
+                                    : model == "surface_rd" ? surface_rd::build(root, settings)
+                                                            : epidermis::build(root, settings);
+  if (model != "surface_rd") sim->dt = settings.dt;  // surface_rd derives its default from the mesh
   sim->steps = settings.steps;
   sim->output_every = settings.output_every;
   sim->check_every = settings.check_every;

@@ -21,6 +21,8 @@ struct ModelSettings {
   std::string precision = "float";  ///< "float" or "double"
   std::string where_precision;      ///< file:line:column of simulation.precision, for messages
   std::string where_dt;             ///< file:line:column of simulation.dt
+  bool dt_given = false;            ///< simulation.dt is in the file (else the model's default)
+  std::string scenario_path;        ///< the scenario file (relative paths in it are relative to its folder)
   std::int64_t output_every = 1000;
   std::int64_t check_every = 100;  ///< simulation.check_every
   CheckpointSettings checkpoint;   ///< [checkpoint]

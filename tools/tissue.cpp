@@ -162,17 +162,21 @@ void run_steps(Run& run, io::RunRecord& record) {
   auto last_checkpoint = clock::now();
   const InterruptGuard interrupt;  // SIGINT/SIGTERM: finish the step, write it, checkpoint, stop
   Progress progress(end - start, ::isatty(STDERR_FILENO) != 0);
+  std::int64_t converged_at = -1;
   for (std::int64_t step = start + 1; step <= end; ++step) {
     sim.schedule.step(w, sim.dt);
     record.steps_done = step;
     progress.update(step - start);
-    const bool output = step == end || (run.every > 0 && step % run.every == 0);
-    if (sim.check && (output || (sim.check_every > 0 && step % sim.check_every == 0))) sim.check(w);
+    const bool check_due = sim.check_every > 0 && step % sim.check_every == 0;
+    if (step < end && check_due && sim.converged && sim.converged(w)) converged_at = step;
+    const bool last = step == end || converged_at == step;
+    const bool output = last || (run.every > 0 && step % run.every == 0);
+    if (sim.check && (output || check_due)) sim.check(w);
     const int signo = InterruptGuard::signal_received();
     if (output || signo != 0) run.writer->write(w);
     const double minutes = std::chrono::duration<double>(clock::now() - last_checkpoint).count() / 60.0;
     if (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
-        (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (step == end && cp.at_end)) {
+        (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (last && cp.at_end)) {
       record.last_checkpoint = write_checkpoint(run, "ok", "");
       last_checkpoint = clock::now();
     }
@@ -180,9 +184,12 @@ void run_steps(Run& run, io::RunRecord& record) {
       exec::synchronize();
       throw Interrupted(signo, step, record.last_checkpoint);
     }
+    if (last) break;
   }
   exec::synchronize();
-  progress.finish(end - start);
+  progress.finish(converged_at > 0 ? converged_at - start : end - start);
+  if (converged_at > 0)
+    std::printf("converged at step %lld: stopping early\n", static_cast<long long>(converged_at));
   w.download();
   std::printf("%s\n", sim.summary ? sim.summary(w).c_str() : "");
   const double steps_per_s =

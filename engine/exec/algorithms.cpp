@@ -27,20 +27,24 @@ namespace {
 struct ToDouble {
   TISSUE_HD double operator()(float v) const { return static_cast<double>(v); }
 };
+template <class Real>
 struct NanTo {
-  float fallback;
-  TISSUE_HD float operator()(float v) const { return (v == v) ? v : fallback; }
+  Real fallback;
+  TISSUE_HD Real operator()(Real v) const { return (v == v) ? v : fallback; }
 };
+template <class Real>
 struct MaxOp {
-  TISSUE_HD float operator()(float a, float b) const { return a < b ? b : a; }
+  TISSUE_HD Real operator()(Real a, Real b) const { return a < b ? b : a; }
 };
+template <class Real>
 struct MinOp {
-  TISSUE_HD float operator()(float a, float b) const { return b < a ? b : a; }
+  TISSUE_HD Real operator()(Real a, Real b) const { return b < a ? b : a; }
 };
 struct NonFinite {
   template <class Real>
   TISSUE_HD bool operator()(Real v) const {
-    return !(v == v) || v == std::numeric_limits<Real>::infinity() || v == -std::numeric_limits<Real>::infinity();
+    return !(v == v) || v == std::numeric_limits<Real>::infinity() ||
+           v == -std::numeric_limits<Real>::infinity();
   }
 };
 
@@ -129,18 +133,34 @@ double sum(Span<const double> x) {
   });
 }
 
-float max_value(Span<const float> x) {
-  const float lowest = -std::numeric_limits<float>::infinity();
+namespace {
+template <class Real>
+Real max_of(Span<const Real> x) {
+  const Real lowest = -std::numeric_limits<Real>::infinity();
   return with_policy(x.size(), [&](auto policy) {
-    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo{lowest}, lowest, MaxOp{});
+    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo<Real>{lowest}, lowest, MaxOp<Real>{});
   });
 }
-
-float min_value(Span<const float> x) {
-  const float highest = std::numeric_limits<float>::infinity();
+template <class Real>
+Real min_of(Span<const Real> x) {
+  const Real highest = std::numeric_limits<Real>::infinity();
   return with_policy(x.size(), [&](auto policy) {
-    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo{highest}, highest, MinOp{});
+    return thrust::transform_reduce(policy, x.begin(), x.end(), NanTo<Real>{highest}, highest, MinOp<Real>{});
   });
+}
+}  // namespace
+
+float max_value(Span<const float> x) {
+  return max_of(x);
+}
+double max_value(Span<const double> x) {
+  return max_of(x);
+}
+float min_value(Span<const float> x) {
+  return min_of(x);
+}
+double min_value(Span<const double> x) {
+  return min_of(x);
 }
 
 std::size_t count_non_finite(Span<const float> x) {

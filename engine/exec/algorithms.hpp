@@ -50,8 +50,10 @@ double sum(Span<const float> x);
 double sum(Span<const double> x);
 /// Largest value of x; -infinity for an empty span. NaN entries are ignored.
 float max_value(Span<const float> x);
+double max_value(Span<const double> x);
 /// Smallest value of x; +infinity for an empty span. NaN entries are ignored.
 float min_value(Span<const float> x);
+double min_value(Span<const double> x);
 /// Number of entries that are NaN or infinite.
 std::size_t count_non_finite(Span<const float> x);
 std::size_t count_non_finite(Span<const double> x);

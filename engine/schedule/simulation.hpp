@@ -58,6 +58,9 @@ class Simulation {
   std::function<std::string(World&)> summary;
   /// Cheap device-side check of the state; throws NumericalError naming what went wrong.
   std::function<void(World&)> check;
+  /// Optional early stop: true when the state has converged (e.g. max |dY/dt| below a tolerance);
+  /// evaluated at the cadence of `check`. The run then ends at that step as if it were the last.
+  std::function<bool(World&)> converged;
   /// One line describing the model's setup for the run header (grid, reaction, ...).
   std::string description;
 

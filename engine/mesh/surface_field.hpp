@@ -1,0 +1,74 @@
+#pragma once
+/// @file surface_field.hpp
+/// Species living on the vertices of a triangle mesh: double-buffered arrays on the active backend with a
+/// host mirror, species-major (species s of vertex v at [s * vertices + v]). The field keeps its mesh (for
+/// output and checkpoints); the mesh does not change while the field lives.
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/core/field.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "engine/mesh/triangle_mesh.hpp"
+
+namespace tissue {
+
+template <class Real>
+class SurfaceField final : public FieldBase {
+ public:
+  /// @throws std::invalid_argument for an empty mesh or no species.
+  SurfaceField(std::string name, std::shared_ptr<const mesh::TriangleMesh> mesh,
+               std::vector<std::string> species)
+      : FieldBase(std::move(name)), mesh_(std::move(mesh)), species_(std::move(species)) {
+    if (!mesh_ || mesh_->vertex_count() == 0) throw std::invalid_argument("a surface field needs a mesh");
+    if (species_.empty()) throw std::invalid_argument("a surface field needs at least one species");
+    const std::size_t n = mesh_->vertex_count() * species_.size();
+    current_.resize(n);
+    next_.resize(n);
+    current_.zero();
+    next_.zero();
+    host_.assign(n, Real(0));
+  }
+
+  const mesh::TriangleMesh& mesh() const { return *mesh_; }
+  std::size_t vertices() const { return mesh_->vertex_count(); }
+  int species_count() const { return static_cast<int>(species_.size()); }
+  const std::vector<std::string>& species_names() const { return species_; }
+
+  /// Current state (species-major) and one species of it.
+  Span<Real> current() { return current_.span(); }
+  Span<Real> current(int s) {
+    return current_.span().subspan(static_cast<std::size_t>(s) * vertices(), vertices());
+  }
+  /// The buffer a step writes; swap() makes it current (and leaves the previous state in next()).
+  Span<Real> next() { return next_.span(); }
+  Span<Real> next(int s) {
+    return next_.span().subspan(static_cast<std::size_t>(s) * vertices(), vertices());
+  }
+  void swap() { current_.swap(next_); }
+
+  /// Host mirror of the current state (species-major).
+  std::vector<Real>& host() { return host_; }
+  Real& host_at(int s, std::size_t v) { return host_[static_cast<std::size_t>(s) * vertices() + v]; }
+  void download() override { current_.download(host_.data(), host_.size()); }
+  void upload() override { current_.upload(host_.data(), host_.size()); }
+  std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+  /// One (vertices) array per species, named after it.
+  std::vector<HostArray> host_arrays() override {
+    std::vector<HostArray> out;
+    for (std::size_t s = 0; s < species_.size(); ++s)
+      out.push_back({species_[s], scalar_type_of<Real>(), {vertices()}, host_.data() + s * vertices()});
+    return out;
+  }
+
+ private:
+  std::shared_ptr<const mesh::TriangleMesh> mesh_;
+  std::vector<std::string> species_;
+  DeviceBuffer<Real> current_, next_;
+  std::vector<Real> host_;
+};
+
+}  // namespace tissue

@@ -1,0 +1,277 @@
+#include "modules/surface_rd/surface_rd_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/io/vtk.hpp"
+#include "engine/util/random.hpp"
+
+namespace tissue::surface_rd {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// ParaView output: <field>_<step>.vtu (the mesh with one point array per species) and <field>.pvd.
+template <class Real>
+class SurfaceWriter final : public SnapshotWriter {
+ public:
+  SurfaceWriter(fs::path dir, SurfaceField<Real>& field)
+      : dir_(std::move(dir)), field_(field), series_(dir_ / (field.name() + ".pvd")) {
+    const auto& m = field.mesh();
+    points_.resize(3 * m.vertex_count());
+    for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+      points_[3 * v] = static_cast<float>(m.x[v]);
+      points_[3 * v + 1] = static_cast<float>(m.y[v]);
+      points_[3 * v + 2] = static_cast<float>(m.z[v]);
+    }
+  }
+  void write(World& world) override {
+    field_.download();
+    const std::size_t n = field_.vertices();
+    std::vector<io::VtkArray> arrays;
+    for (int s = 0; s < field_.species_count(); ++s) {
+      const auto first = field_.host().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * n);
+      arrays.push_back(io::VtkArray::of(field_.species_names()[static_cast<std::size_t>(s)],
+                                        std::vector<Real>(first, first + static_cast<std::ptrdiff_t>(n))));
+    }
+    char file[96];
+    std::snprintf(file, sizeof file, "%s_%09lld.vtu", field_.name().c_str(),
+                  static_cast<long long>(world.step));
+    io::write_vtu_triangles(dir_ / file, points_, field_.mesh().faces, arrays);
+    series_.add(world.time, file);
+  }
+  std::vector<io::PvdSeries*> series() override { return {&series_}; }
+
+ private:
+  fs::path dir_;
+  SurfaceField<Real>& field_;
+  io::PvdSeries series_;
+  std::vector<float> points_;
+};
+
+/// Mean edge length of a mesh [length].
+double mean_edge_length(const mesh::TriangleMesh& m, const mesh::MeshTopology& t) {
+  double sum = 0.0;
+  for (std::size_t v = 0; v < m.vertex_count(); ++v)
+    for (auto k = static_cast<std::size_t>(t.vertex_offsets[v]);
+         k < static_cast<std::size_t>(t.vertex_offsets[v + 1]); ++k) {
+      const auto w = static_cast<std::size_t>(t.vertex_neighbours[k]);
+      if (w < v) continue;
+      sum += std::sqrt((m.x[w] - m.x[v]) * (m.x[w] - m.x[v]) + (m.y[w] - m.y[v]) * (m.y[w] - m.y[v]) +
+                       (m.z[w] - m.z[v]) * (m.z[w] - m.z[v]));
+    }
+  return sum / static_cast<double>(t.edges);
+}
+
+/// The mesh a scenario names: [mesh] file (relative to the scenario file) or generate.
+mesh::TriangleMesh read_mesh(const io::ScenarioTable& t, const ModelSettings& settings) {
+  const bool has_file = t.has("file");
+  const std::string generate =
+      t.string("generate", has_file ? "" : "rectangle", {"", "rectangle", "icosphere", "uv_sphere"});
+  if (has_file && !generate.empty()) t.fail("generate", "give either mesh.file or mesh.generate, not both");
+  mesh::TriangleMesh m;
+  if (has_file) {
+    fs::path file = t.string("file", "");
+    if (file.is_relative()) file = fs::path(settings.scenario_path).parent_path() / file;
+    std::vector<std::string> warnings;
+    try {
+      m = mesh::read_obj(file, &warnings);
+    } catch (const InputError& e) {
+      throw InputError(t.where("file") + ": mesh.file: " + e.what());
+    }
+    for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
+  } else if (generate == "rectangle") {
+    const int nx = static_cast<int>(t.integer("nx", 140, io::Range::closed(2, 100000)));
+    const int ny = static_cast<int>(t.integer("ny", 140, io::Range::closed(2, 100000)));
+    m = mesh::rectangle_mesh(nx, ny, t.number("lx", 1.0, io::Range::positive()),
+                             t.number("ly", 1.0, io::Range::positive()));
+  } else if (generate == "icosphere") {
+    m = mesh::icosphere(static_cast<int>(t.integer("subdivisions", 5, io::Range::closed(0, 10))),
+                        t.number("radius", 1.0, io::Range::positive()));
+  } else {
+    m = mesh::uv_sphere(static_cast<int>(t.integer("rings", 64, io::Range::closed(2, 100000))),
+                        static_cast<int>(t.integer("segments", 128, io::Range::closed(3, 100000))),
+                        t.number("radius", 1.0, io::Range::positive()));
+  }
+  const double scale = t.number("scale", 1.0, io::Range::positive());
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    m.x[v] *= scale;
+    m.y[v] *= scale;
+    m.z[v] *= scale;
+  }
+  return m;
+}
+
+template <class Real>
+std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh> m,
+                                        const mesh::MeshTopology& topology, const SurfaceRdParams& params,
+                                        const InitialState& init, double dt, double converge,
+                                        const ModelSettings& settings) {
+  auto sim = std::make_unique<Simulation>();
+  sim->model = "surface_rd";
+  sim->world = std::make_unique<World>(Box{}, 0);
+  World& w = *sim->world;
+  w.seed = settings.seed;
+  const std::vector<std::string> names = params.model == ModelKind::chemotaxis
+                                             ? std::vector<std::string>{"fn", "fc"}
+                                             : std::vector<std::string>{"a", "b"};
+  auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, names));
+  apply_initial_state(field, init, settings.seed);
+  auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology);
+  auto system = std::make_unique<SurfaceRdSystem<Real>>(params, field, ops);
+  SurfaceRdSystem<Real>* rd = system.get();
+  sim->schedule.add(std::move(system));
+  sim->dt = dt;
+  sim->make_writer = [&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    return std::make_unique<SurfaceWriter<Real>>(dir, field);
+  };
+  sim->check = [&field](World& world) {
+    const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
+    if (bad == 0) return;
+    field.download();
+    std::size_t first = 0;
+    while (first < field.host().size() && std::isfinite(field.host()[first])) ++first;
+    std::ostringstream msg;
+    msg << "step " << world.step << ": " << bad << " surface values are NaN or infinite; the first: species "
+        << field.species_names()[first / field.vertices()] << " at vertex " << first % field.vertices()
+        << " = " << field.host()[first]
+        << "; the time step is probably too large (reduce surface_rd.dt_factor)";
+    throw NumericalError(msg.str());
+  };
+  if (converge > 0.0) sim->converged = [rd, converge](World&) { return rd->max_rate() < converge; };
+  sim->summary = [&field, rd](World&) {
+    std::ostringstream out;
+    const std::size_t n = field.vertices();
+    for (int s = 0; s < 2; ++s) {
+      const Real* v = field.host().data() + static_cast<std::size_t>(s) * n;
+      double lo = INFINITY, hi = -INFINITY, sum = 0.0, sum2 = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        lo = std::min(lo, static_cast<double>(v[i]));
+        hi = std::max(hi, static_cast<double>(v[i]));
+        sum += static_cast<double>(v[i]);
+        sum2 += static_cast<double>(v[i]) * static_cast<double>(v[i]);
+      }
+      const double mean = sum / static_cast<double>(n);
+      out << field.species_names()[static_cast<std::size_t>(s)] << ": min " << lo << ", max " << hi
+          << ", mean " << mean << ", std "
+          << std::sqrt(std::max(0.0, sum2 / static_cast<double>(n) - mean * mean)) << "\n";
+    }
+    out << "max |d/dt| in the last step: " << rd->max_rate();
+    return out.str();
+  };
+  return sim;
+}
+
+}  // namespace
+
+template <class Real>
+void apply_initial_state(SurfaceField<Real>& field, const InitialState& init, std::uint64_t seed) {
+  const auto& m = field.mesh();
+  const std::size_t n = field.vertices();
+  const auto c = static_cast<std::size_t>(init.patch_vertex);
+  for (std::size_t v = 0; v < n; ++v) {
+    const double d = std::sqrt((m.x[v] - m.x[c]) * (m.x[v] - m.x[c]) + (m.y[v] - m.y[c]) * (m.y[v] - m.y[c]) +
+                               (m.z[v] - m.z[c]) * (m.z[v] - m.z[c]));
+    const bool inside = init.patch_radius > 0.0 && d <= init.patch_radius;
+    double a = inside ? init.patch_a : init.a, b = inside ? init.patch_b : init.b;
+    if (init.noise > 0.0) {
+      const auto u = random::uniform4(seed, random::kInitialLayout, v, 0);
+      a += init.noise * (2.0 * u.v[0] - 1.0);
+      b += init.noise * (2.0 * u.v[1] - 1.0);
+    }
+    field.host_at(0, v) = static_cast<Real>(a);
+    field.host_at(1, v) = static_cast<Real>(b);
+  }
+  field.upload();
+}
+template void apply_initial_state<float>(SurfaceField<float>&, const InitialState&, std::uint64_t);
+template void apply_initial_state<double>(SurfaceField<double>&, const InitialState&, std::uint64_t);
+
+std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
+  auto m = std::make_shared<mesh::TriangleMesh>(read_mesh(root.table("mesh"), settings));
+  mesh::MeshTopology topology;
+  try {
+    topology = mesh::build_topology(*m, "mesh");
+  } catch (const InputError& e) {
+    root.table("mesh").fail("", e.what());
+  }
+
+  SurfaceRdParams p;
+  const auto rd = root.table("surface_rd");
+  p.model = rd.string("model", "chemotaxis", {"chemotaxis", "reaction"}) == "chemotaxis"
+                ? ModelKind::chemotaxis
+                : ModelKind::reaction;
+  p.integrator =
+      rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
+  p.path = rd.string("kernel", "fused", {"fused", "baseline"}) == "baseline" ? KernelPath::baseline
+                                                                             : KernelPath::fused;
+  const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
+  const double converge = rd.number("converge", 0.0, io::Range::non_negative());
+  InitialState init;
+  if (p.model == ModelKind::chemotaxis) {
+    const auto c = root.table("chemotaxis");
+    p.chemotaxis.D = c.number("D", p.chemotaxis.D, io::Range::positive());
+    p.chemotaxis.r = c.number("r", p.chemotaxis.r, io::Range::non_negative());
+    p.chemotaxis.alpha = c.number("alpha", p.chemotaxis.alpha, io::Range::non_negative());
+    p.chemotaxis.s = c.number("s", p.chemotaxis.s, io::Range::positive());
+    p.chemotaxis.N = c.number("N", p.chemotaxis.N, io::Range::positive());
+    init.a = p.chemotaxis.N;  // the seed's uniform state f_n = N, f_c = N / (1 + N)
+    init.b = p.chemotaxis.N / (1.0 + p.chemotaxis.N);
+    init.noise = 0.01;
+  } else {
+    p.reaction = reactions::read_reaction(root.table("reaction"));
+    init.a = 1.0;
+    init.b = 0.0;
+  }
+  const auto it = root.table("initial");
+  init.a = it.number("a", init.a);
+  init.b = it.number("b", init.b);
+  init.noise = it.number("noise", init.noise, io::Range::non_negative());
+  init.patch_radius = it.number("patch_radius", 0.0, io::Range::non_negative());
+  init.patch_vertex =
+      it.integer("patch_vertex", 0, io::Range::closed(0, static_cast<double>(m->vertex_count() - 1)));
+  init.patch_a = it.number("patch_a", 0.5);
+  init.patch_b = it.number("patch_b", 0.25);
+
+  const double h = mean_edge_length(*m, topology);
+  const double dt = settings.dt_given ? settings.dt : dt_factor * h * h;
+  // explicit stability of the diffusion part, from a Gershgorin bound on the Laplacian's spectrum (float is
+  // enough for the bound: double precision only matters for the step itself)
+  const MeshOperators<float> bound_ops(*m, topology);
+  const double limit = (p.integrator == Integrator::rk4 ? 2.785 : 2.0) /
+                       (p.max_diffusion() * bound_ops.spectral_radius_bound());
+  if (dt > limit) {
+    std::ostringstream msg;
+    msg << "time step " << dt << (settings.dt_given ? "" : " (surface_rd.dt_factor * mean edge^2)")
+        << " exceeds the explicit stability bound " << limit
+        << " of the diffusion on this mesh (D_max = " << p.max_diffusion() << ", mean edge " << h << ")";
+    if (settings.dt_given) throw InputError(settings.where_dt + ": simulation.dt: " + msg.str());
+    rd.fail("dt_factor", msg.str());
+  }
+  const std::size_t value_bytes = settings.precision == "double" ? 8 : 4;
+  const double need = static_cast<double>(m->vertex_count()) * 2.0 * static_cast<double>(value_bytes) * 12.0 +
+                      static_cast<double>(m->face_count()) * 80.0;
+  if (need > static_cast<double>(exec::available_memory_bytes()))
+    root.table("mesh").fail(
+        "", "the mesh needs about " + std::to_string(need / 1e9) + " GB, more than available");
+
+  auto sim = settings.precision == "double"
+                 ? build_typed<double>(m, topology, p, init, dt, converge, settings)
+                 : build_typed<float>(m, topology, p, init, dt, converge, settings);
+  std::ostringstream d;
+  d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
+    << " boundary edges, mean edge " << h << "), "
+    << (p.model == ModelKind::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
+    << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", "
+    << (p.path == KernelPath::fused ? "fused kernel" : "baseline kernels") << ", " << settings.precision
+    << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
+  sim->description = d.str();
+  return sim;
+}
+
+}  // namespace tissue::surface_rd

@@ -1,0 +1,220 @@
+// Reaction-diffusion on triangle meshes (seed 000): conservation of the area-weighted total under pure
+// diffusion on closed and open meshes, the decay of a spherical harmonic at its analytic rate, agreement of
+// the seed's baseline kernels with the fused kernel, and the chemotaxis pattern on a rectangle (variance
+// grows from the noise, then saturates, densities stay non-negative).
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/exec/error.hpp"
+#include "engine/mesh/mesh_operators.hpp"
+#include "engine/mesh/surface_field.hpp"
+#include "modules/models.hpp"
+
+using namespace tissue;
+
+namespace {
+
+std::unique_ptr<Simulation> build(const std::string& text) {
+  return build_simulation(
+      io::Scenario::from_string(text, std::string(TISSUE_SOURCE_DIR) + "/scenarios/test.toml"));
+}
+
+template <class Real>
+SurfaceField<Real>& field_of(Simulation& sim) {
+  return dynamic_cast<SurfaceField<Real>&>(*sim.world->fields.front());
+}
+
+/// sum_i A_i u_s(i) with the mixed Voronoi areas (the conserved quantity of pure diffusion).
+template <class Real>
+double weighted_total(SurfaceField<Real>& f, const std::vector<double>& area, int s) {
+  f.download();
+  double t = 0.0;
+  for (std::size_t v = 0; v < f.vertices(); ++v) t += area[v] * static_cast<double>(f.host_at(s, v));
+  return t;
+}
+
+std::vector<double> areas(const mesh::TriangleMesh& m) {
+  return mesh::cotangent_laplacian(m, mesh::build_topology(m)).area;
+}
+
+const std::string kDiffusion = R"(
+[simulation]
+model = "surface_rd"
+precision = "double"
+steps = 500
+[surface_rd]
+model = "reaction"
+dt_factor = DTF
+kernel = "KERNEL"
+[reaction]
+model = "polynomial"
+f = [{c = 0.0}]
+g = [{c = 0.0}]
+diffusion = {a = 1.0, b = 0.3}
+[initial]
+a = 1.0
+b = 0.0
+noise = 0.5
+patch_radius = 0.4
+patch_b = 2.0
+)";
+
+std::string with(std::string text, const std::string& key, const std::string& value) {
+  const auto at = text.find(key);
+  text.replace(at, key.size(), value);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("pure diffusion on a mesh conserves the area-weighted total", "[surface_rd]") {
+  // (mesh, dt factor): spot's thin triangles need a smaller step
+  const std::vector<std::pair<std::string, std::string>> meshes{
+      {"[mesh]\ngenerate = \"icosphere\"\nsubdivisions = 3\n", "0.05"},
+      {"[mesh]\nfile = \"meshes/spot.obj\"\n", "0.003"},
+      {"[mesh]\ngenerate = \"rectangle\"\nnx = 20\nny = 15\nlx = 2.0\nly = 1.5\n", "0.05"}};
+  for (const char* kernel : {"fused", "baseline"})
+    for (const auto& [m, dt_factor] : meshes) {
+      INFO(kernel << " kernel, " << m);
+      auto sim = build(with(with(kDiffusion, "KERNEL", kernel), "DTF", dt_factor) + m);
+      auto& f = field_of<double>(*sim);
+      const auto area = areas(f.mesh());
+      const double a0 = weighted_total(f, area, 0), b0 = weighted_total(f, area, 1);
+      f.download();
+      const auto initial = f.host();
+      sim->advance(500);
+      CHECK(weighted_total(f, area, 0) == Approx(a0).epsilon(1e-12));
+      CHECK(weighted_total(f, area, 1) == Approx(b0).epsilon(1e-12));
+      double change = 0.0;  // and diffusion did act
+      for (std::size_t i = 0; i < initial.size(); ++i)
+        change = std::max(change, std::abs(f.host()[i] - initial[i]));
+      CHECK(change > 0.05);
+    }
+}
+
+TEST_CASE("a spherical harmonic decays at its analytic rate on an icosphere", "[surface_rd]") {
+  // u = z on the unit sphere: lap u = -2 u, so u(t) = exp(-2 D t) z; D = 1, t = steps * dt
+  auto sim = build(with(with(kDiffusion, "KERNEL", "fused"), "DTF", "0.05") +
+                   "[mesh]\ngenerate = \"icosphere\"\nsubdivisions = 4\n");
+  auto& f = field_of<double>(*sim);
+  for (std::size_t v = 0; v < f.vertices(); ++v) {
+    f.host_at(0, v) = f.mesh().z[v];
+    f.host_at(1, v) = 0.0;
+  }
+  f.upload();
+  const double t = 500 * sim->dt;
+  sim->advance(500);
+  f.download();
+  double err = 0.0, ref = 0.0;
+  for (std::size_t v = 0; v < f.vertices(); ++v) {
+    const double exact = std::exp(-2.0 * t) * f.mesh().z[v];
+    err = std::max(err, std::abs(f.host_at(0, v) - exact));
+    ref = std::max(ref, std::abs(exact));
+  }
+  INFO("t = " << t << ", max error " << err << " of " << ref);
+  CHECK(err < 5e-3 * ref);  // the eigenvalue's discretisation error at 2562 vertices, times t
+  CHECK(t > 0.1);           // and the decay was substantial (exp(-2t) < 0.82)
+}
+
+TEST_CASE("the seed's baseline kernels and the fused kernel give the same fields on the bunny",
+          "[surface_rd]") {
+  const std::string scenario = R"(
+[simulation]
+model = "surface_rd"
+steps = 1000
+seed = 9
+[mesh]
+file = "meshes/stanford-bunny.obj"
+scale = 100.0
+[surface_rd]
+model = "chemotaxis"
+dt_factor = 0.003
+kernel = "KERNEL"
+[chemotaxis]
+alpha = 13.0
+[initial]
+noise = 0.05
+)";
+  auto fused = build(with(scenario, "KERNEL", "fused"));
+  auto baseline = build(with(scenario, "KERNEL", "baseline"));
+  fused->advance(1000);
+  baseline->advance(1000);
+  auto& a = field_of<float>(*fused);
+  auto& b = field_of<float>(*baseline);
+  a.download();
+  b.download();
+  double diff = 0.0, change = 0.0;
+  for (std::size_t i = 0; i < a.host().size(); ++i)
+    diff = std::max(diff, std::abs(double(a.host()[i]) - b.host()[i]));
+  auto initial = build(with(scenario, "KERNEL", "fused"));
+  auto& c = field_of<float>(*initial);
+  c.download();
+  for (std::size_t i = 0; i < a.host().size(); ++i)
+    change = std::max(change, std::abs(double(a.host()[i]) - c.host()[i]));
+  INFO("max difference " << diff << ", max change over the run " << change);
+  CHECK(diff < 1e-5);  // float rounding: the two paths sum the same terms in other orders
+  CHECK(change > 100 * diff);
+}
+
+TEST_CASE("the chemotaxis model forms a stationary pattern on a rectangle", "[surface_rd]") {
+  auto sim = build(R"(
+[simulation]
+model = "surface_rd"
+seed = 5
+[mesh]
+generate = "rectangle"
+nx = 50
+ny = 50
+lx = 12.0
+ly = 12.0
+[surface_rd]
+model = "chemotaxis"
+dt_factor = 0.05
+[chemotaxis]
+alpha = 13.0
+[initial]
+noise = 0.01
+)");
+  auto& f = field_of<float>(*sim);
+  const auto stats = [&](double& std_n, double& min_n) {
+    f.download();
+    double s = 0.0, s2 = 0.0;
+    min_n = 1e30;
+    for (std::size_t v = 0; v < f.vertices(); ++v) {
+      const double x = f.host_at(0, v);
+      s += x;
+      s2 += x * x;
+      min_n = std::min(min_n, x);
+      REQUIRE(f.host_at(1, v) >= 0.0f);
+    }
+    const double mean = s / static_cast<double>(f.vertices());
+    std_n = std::sqrt(s2 / static_cast<double>(f.vertices()) - mean * mean);
+  };
+  double std0, min0;
+  stats(std0, min0);
+  std::vector<double> history;
+  for (int block = 0; block < 10; ++block) {
+    sim->advance(3000);
+    double s, m;
+    stats(s, m);
+    INFO("step " << 3000 * (block + 1) << ": std " << s << ", min " << m);
+    CHECK(m >= 0.0);  // densities stay non-negative
+    history.push_back(s);
+  }
+  CHECK(history[3] > 30 * std0);  // grown from the 1 % noise to an O(1) pattern
+  for (std::size_t k = 5; k < history.size(); ++k)
+    CHECK(history[k] == Approx(history[4]).epsilon(0.2));  // then saturated
+}
+
+TEST_CASE("surface scenarios refuse bad meshes and unstable time steps", "[surface_rd]") {
+  CHECK_THROWS_WITH(build("[simulation]\nmodel = \"surface_rd\"\n[mesh]\nfile = \"meshes/none.obj\"\n"),
+                    Catch::Contains("mesh.file: ") && Catch::Contains("none.obj: mesh file not found"));
+  CHECK_THROWS_WITH(build("[simulation]\nmodel = \"surface_rd\"\n[surface_rd]\ndt_factor = 5.0\n"),
+                    Catch::Contains("surface_rd.dt_factor: time step") &&
+                        Catch::Contains("exceeds the explicit stability bound"));
+  CHECK_THROWS_AS(
+      build("[simulation]\nmodel = \"surface_rd\"\n[mesh]\nfile = \"x.obj\"\ngenerate = \"icosphere\"\n"),
+      InputError);
+}
