@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_common.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
@@ -27,26 +28,11 @@
 
 using namespace tissue;
 using namespace tissue::grid_rd;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::copy_bandwidth;
+using bench::seconds_since;
 
 namespace {
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-/// Copy bandwidth [bytes/s]: (read + written) bytes per second of a large device-to-device copy.
-double copy_bandwidth(std::size_t bytes) {
-  DeviceBuffer<unsigned char> a(bytes), b(bytes);
-  a.zero();
-  b.copy_from(a, bytes);  // warm-up
-  const int repeats = exec::backend() == exec::Backend::cuda ? 20 : 3;
-  exec::synchronize();
-  const auto t0 = Clock::now();
-  for (int r = 0; r < repeats; ++r) b.copy_from(a, bytes);
-  exec::synchronize();
-  return 2.0 * static_cast<double>(bytes) * repeats / seconds_since(t0);
-}
 
 struct Case {
   std::string name;

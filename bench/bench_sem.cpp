@@ -14,13 +14,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_common.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_layout.hpp"
 
 using namespace tissue;
-using Clock = std::chrono::steady_clock;
+using bench::Clock;
+using bench::seconds_since;
 
 namespace {
 
@@ -43,10 +45,6 @@ std::unique_ptr<World> make_slab(std::size_t target_elements) {
                            0.3f + static_cast<float>(k) * pitch, per_cell, 0.3f, k == 0 ? 5 : 0);
   w->commit();
   return w;
-}
-
-double seconds_since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
 }  // namespace
