@@ -8,7 +8,9 @@
 // the mesh: both species read and written once (4 s bytes, s = sizeof(Real)); the operators read once:
 // CSR offsets (4) and per neighbour an index and a weight (4 + s), the inverse area (s), the vertex-face
 // offsets (4) and per incident face an index and an angle weight (4 + s), the boundary projection (6 s),
-// and per face its 3 vertex indices and the two eq. 3 vectors (12 + 6 s). The limit is the device-to-device
+// and per face its 3 vertex indices and the two eq. 3 vectors (12 + 6 s). The ring kernel recomputes all
+// geometry from positions: fields (4 s), positions (3 s), degree (4) and ring indices (4 per neighbour).
+// The limit is the device-to-device
 // copy bandwidth measured in the same run. Results for the GPU go into BENCHMARKS.md.
 
 #include <CLI/CLI.hpp>
@@ -30,8 +32,12 @@ using bench::seconds_since;
 
 namespace {
 
-/// Minimum bytes of one step per vertex (see the header comment).
-double bytes_per_vertex_step(const mesh::TriangleMesh& m, const mesh::MeshTopology& t, double s) {
+/// Minimum bytes of one step per vertex (see the header comment) of the path's operator data.
+double bytes_per_vertex_step(const mesh::TriangleMesh& m, const mesh::MeshTopology& t, double s,
+                             KernelPath path) {
+  if (path == KernelPath::ring)  // fields, positions, the signed degree and the ring's indices
+    return 4 * s + 3 * s + 4 +
+           4.0 * static_cast<double>(t.vertex_neighbours.size()) / static_cast<double>(m.vertex_count());
   const auto n = static_cast<double>(m.vertex_count());
   const auto nnz_vv = static_cast<double>(t.vertex_neighbours.size());
   const auto nnz_vf = static_cast<double>(t.vertex_faces.size());
@@ -109,15 +115,17 @@ int main(int argc, char** argv) {
               "G vertex-st/s", "B/v-step", "of copy BW");
   for (const auto& [name, m] : meshes) {
     const auto topology = mesh::build_topology(*m);
-    for (const KernelPath path : {KernelPath::baseline, KernelPath::fused})
+    for (const KernelPath path : {KernelPath::baseline, KernelPath::fused, KernelPath::ring})
       for (const bool dbl : {false, true}) {
         const double t = dbl ? time_per_step<double>(m, topology, path, steps)
                              : time_per_step<float>(m, topology, path, steps);
         const double rate = static_cast<double>(m->vertex_count()) / t;
-        const double bytes = bytes_per_vertex_step(*m, topology, dbl ? 8.0 : 4.0);
+        const double bytes = bytes_per_vertex_step(*m, topology, dbl ? 8.0 : 4.0, path);
         std::printf("%-20s %9zu %-9s %-7s %10.1f %14.3f %9.0f %10.1f%%\n", name.c_str(), m->vertex_count(),
-                    path == KernelPath::fused ? "fused" : "baseline", dbl ? "double" : "float", 1e6 * t,
-                    rate / 1e9, bytes, 100.0 * rate * bytes / bandwidth);
+                    path == KernelPath::fused  ? "fused"
+                    : path == KernelPath::ring ? "ring"
+                                               : "baseline",
+                    dbl ? "double" : "float", 1e6 * t, rate / 1e9, bytes, 100.0 * rate * bytes / bandwidth);
       }
   }
   return 0;

@@ -14,6 +14,13 @@ TISSUE_HD inline float exp(float x) {
 TISSUE_HD inline double exp(double x) {
   return ::exp(x);
 }
+/// Angle of (x, y) from the positive x axis [rad], in [-pi, pi].
+TISSUE_HD inline float atan2(float y, float x) {
+  return ::atan2f(y, x);
+}
+TISSUE_HD inline double atan2(double y, double x) {
+  return ::atan2(y, x);
+}
 TISSUE_HD inline float log(float x) {
   return ::logf(x);
 }

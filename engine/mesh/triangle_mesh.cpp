@@ -116,6 +116,49 @@ MeshTopology build_topology(const TriangleMesh& mesh, const std::string& source)
   return t;
 }
 
+OneRing one_ring(const TriangleMesh& mesh, const MeshTopology& topology, const std::string& source) {
+  const std::size_t n = mesh.vertex_count();
+  OneRing r;
+  r.offsets.assign(n + 1, 0);
+  r.closed.assign(n, 0);
+  std::vector<std::pair<std::int32_t, std::int32_t>> pairs;  // (a, b): face (v, a, b) counter-clockwise
+  for (std::size_t v = 0; v < n; ++v) {
+    pairs.clear();
+    for (auto k = static_cast<std::size_t>(topology.face_offsets[v]);
+         k < static_cast<std::size_t>(topology.face_offsets[v + 1]); ++k) {
+      const auto t = static_cast<std::size_t>(topology.vertex_faces[k]);
+      int c = 0;
+      while (mesh.corner(t, c) != static_cast<std::int32_t>(v)) ++c;
+      pairs.emplace_back(mesh.corner(t, (c + 1) % 3), mesh.corner(t, (c + 2) % 3));
+    }
+    // start at the neighbour that no pair ends in (a boundary fan), or anywhere on a closed fan
+    std::size_t start = 0;
+    bool open = false;
+    for (std::size_t i = 0; i < pairs.size() && !open; ++i) {
+      bool ends_somewhere = false;
+      for (const auto& p : pairs) ends_somewhere = ends_somewhere || p.second == pairs[i].first;
+      if (!ends_somewhere) start = i, open = true;
+    }
+    const std::size_t first = r.ring.size();
+    std::int32_t current = pairs[start].first;
+    r.ring.push_back(current);
+    for (std::size_t step = 0; step < pairs.size(); ++step) {
+      auto it = std::find_if(pairs.begin(), pairs.end(), [&](const auto& p) { return p.first == current; });
+      if (it == pairs.end()) break;
+      current = it->second;
+      if (!open && current == r.ring[first]) break;
+      r.ring.push_back(current);
+    }
+    const std::size_t count = r.ring.size() - first;
+    if (count != static_cast<std::size_t>(topology.degree(v)))
+      throw InputError(source + ": the faces around vertex " + std::to_string(v + 1) +
+                       " do not form a single fan (boundary loops touching there?)");
+    r.closed[v] = open ? 0 : 1;
+    r.offsets[v + 1] = static_cast<std::int32_t>(r.ring.size());
+  }
+  return r;
+}
+
 std::size_t drop_unreferenced_vertices(TriangleMesh& mesh) {
   const std::size_t n = mesh.vertex_count();
   std::vector<std::int32_t> new_index(n, -1);

@@ -40,6 +40,19 @@ struct MeshTopology {
   std::int32_t degree(std::size_t v) const { return vertex_offsets[v + 1] - vertex_offsets[v]; }
 };
 
+/// The neighbours of every vertex in counter-clockwise order around it (the one-ring), CSR: ring[offsets[v]
+/// .. offsets[v + 1]). Consecutive neighbours (n_k, n_k+1) span the face (v, n_k, n_k+1); on a closed fan
+/// (closed[v] = 1) also (n_last, n_0); on a boundary fan n_0 and n_last are the two boundary neighbours.
+struct OneRing {
+  std::vector<std::int32_t> offsets, ring;
+  std::vector<std::uint8_t> closed;
+};
+
+/// Orders each vertex's neighbours around it from the faces of a valid, consistently oriented mesh.
+/// @throws InputError naming `source` and the vertex when a vertex's faces do not form one fan (two
+/// boundary loops touching at a vertex).
+OneRing one_ring(const TriangleMesh& mesh, const MeshTopology& topology, const std::string& source = "mesh");
+
 /// Builds the connectivity. @throws InputError (naming `source` and the edge) for a non-manifold edge
 /// (more than two incident faces) or faces that disagree on orientation across an edge.
 MeshTopology build_topology(const TriangleMesh& mesh, const std::string& source = "mesh");

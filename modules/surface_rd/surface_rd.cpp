@@ -52,9 +52,7 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
     }
     for (std::size_t k = first; k < last; ++k) face_weight[k] /= total;
   }
-  // zero flux for the gradients on the boundary: at a boundary vertex with boundary edge directions e1, e2
-  // (unit), keep only the component along the boundary: g <- (e2 e2^T)(e1 e1^T) g = ((e1 . e2) e1 . g) e2.
-  // On a straight boundary (e2 = -e1) that is the tangential derivative; at a corner (e1 . e2 = 0) it is 0.
+  // zero flux for the gradients on the boundary (apply_boundary_projection): a = (e1 . e2) / 2 e1, b = e2
   std::vector<double> projection(6 * n, 0.0);
   for (std::size_t v = 0; v < n; ++v) {
     if (!topology.boundary_vertex[v]) continue;
@@ -78,11 +76,29 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
     if (dirs.size() != 2) continue;  // a vertex where several boundary loops touch: left unprojected
     const double cosine = dirs[0][0] * dirs[1][0] + dirs[0][1] * dirs[1][1] + dirs[0][2] * dirs[1][2];
     for (std::size_t c = 0; c < 3; ++c) {
-      projection[6 * v + c] = cosine * dirs[0][c];
+      projection[6 * v + c] = 0.5 * cosine * dirs[0][c];
       projection[6 * v + 3 + c] = dirs[1][c];
     }
   }
   boundary_projection_.assign(convert<Real>(projection));
+  // the one-ring in padded column-major order: slot k of vertex v at k * pitch + v, pitch a multiple of 32
+  const auto ring = mesh::one_ring(m, topology);
+  pitch_ = (n + 31) / 32 * 32;
+  int width = 0;
+  for (std::size_t v = 0; v < n; ++v) width = std::max(width, ring.offsets[v + 1] - ring.offsets[v]);
+  std::vector<std::int32_t> ell(static_cast<std::size_t>(width) * pitch_, 0), degree(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    const int d = ring.offsets[v + 1] - ring.offsets[v];
+    degree[v] = ring.closed[v] ? d : -d;
+    for (int k = 0; k < d; ++k)
+      ell[static_cast<std::size_t>(k) * pitch_ + v] =
+          ring.ring[static_cast<std::size_t>(ring.offsets[v] + k)];
+  }
+  ring_.assign(ell);
+  ring_degree_.assign(degree);
+  px_.assign(convert<Real>(m.x));
+  py_.assign(convert<Real>(m.y));
+  pz_.assign(convert<Real>(m.z));
   offsets_.assign(L.offsets);
   neighbours_.assign(L.neighbours);
   faces_.assign(m.faces);
@@ -97,17 +113,25 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
 
 template <class Real>
 MeshView<Real> MeshOperators<Real>::view() const {
-  return MeshView<Real>{offsets_.span(),
-                        neighbours_.span(),
-                        weights_.span(),
-                        inv_area_.span(),
-                        faces_.span(),
-                        gj_.span(),
-                        gk_.span(),
-                        face_offsets_.span(),
-                        vertex_faces_.span(),
-                        face_weight_.span(),
-                        boundary_projection_.span()};
+  MeshView<Real> v;
+  v.offsets = offsets_.span();
+  v.neighbours = neighbours_.span();
+  v.weights = weights_.span();
+  v.inv_area = inv_area_.span();
+  v.faces = faces_.span();
+  v.gj = gj_.span();
+  v.gk = gk_.span();
+  v.face_offsets = face_offsets_.span();
+  v.vertex_faces = vertex_faces_.span();
+  v.face_weight = face_weight_.span();
+  v.boundary_projection = boundary_projection_.span();
+  v.ring = ring_.span();
+  v.ring_degree = ring_degree_.span();
+  v.pitch = pitch_;
+  v.px = px_.span();
+  v.py = py_.span();
+  v.pz = pz_.span();
+  return v;
 }
 
 namespace {
@@ -150,6 +174,9 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
       rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
         exec::parallel_for(n, FusedDerivativeKernel<Real, Model>{m, model, in, out, n});
       });
+    } else if (params_.path == KernelPath::ring) {
+      exec::parallel_for(n, RingEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
+      field_.swap();
     } else if (params_.path == KernelPath::fused) {
       exec::parallel_for(n, FusedEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
       field_.swap();

@@ -26,8 +26,10 @@ struct ChemotaxisParams {
 
 enum class ModelKind { chemotaxis, reaction };
 enum class Integrator { euler, rk4 };
-/// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update); fused: one kernel.
-enum class KernelPath { baseline, fused };
+/// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update); fused: one kernel over
+/// the stored operators; ring: one kernel recomputing the geometry from the one-ring positions (least
+/// traffic).
+enum class KernelPath { baseline, fused, ring };
 
 struct SurfaceRdParams {
   ModelKind model = ModelKind::chemotaxis;
@@ -44,6 +46,7 @@ struct SurfaceRdParams {
 template <class Real>
 class MeshOperators {
  public:
+  /// @throws InputError when the mesh has a vertex whose faces do not form one fan (mesh::one_ring).
   MeshOperators(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
   MeshView<Real> view() const;
   std::size_t faces() const { return faces_.size() / 3; }
@@ -53,6 +56,9 @@ class MeshOperators {
  private:
   DeviceBuffer<std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
+  DeviceBuffer<std::int32_t> ring_, ring_degree_;
+  DeviceBuffer<Real> px_, py_, pz_;
+  std::size_t pitch_ = 0;
   double spectral_radius_ = 0.0;
 };
 

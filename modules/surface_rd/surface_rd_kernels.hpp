@@ -9,9 +9,21 @@
 #include <cstdint>
 
 #include "engine/exec/config.hpp"
+#include "engine/exec/math.hpp"
 #include "engine/exec/span.hpp"
 
 namespace tissue::surface_rd {
+
+/// The zero-flux projection of a boundary vertex's gradient g (modules/surface_rd/README.md): with unit
+/// boundary edge directions e1, e2, P = ((e2 e2^T)(e1 e1^T) + (e1 e1^T)(e2 e2^T)) / 2, symmetric in e1, e2:
+/// the derivative along a straight boundary (e2 = -e1) is kept, a right-angled corner gives 0. Arguments:
+/// a = (e1 . e2) / 2 e1, b = e2.
+template <class Real>
+TISSUE_HD void apply_boundary_projection(const Real* a, const Real* b, Real* g) {
+  const Real ag = a[0] * g[0] + a[1] * g[1] + a[2] * g[2];
+  const Real bg = b[0] * g[0] + b[1] * g[1] + b[2] * g[2];
+  for (int c = 0; c < 3; ++c) g[c] = ag * b[c] + bg * a[c];
+}
 
 /// The mesh operators as kernels see them (precision Real; built by MeshOperators in surface_rd.hpp).
 template <class Real>
@@ -23,16 +35,23 @@ struct MeshView {
   Span<const Real> gj, gk;                              ///< eq. 3 vectors, 3 per face (x, y, z) [1/length]
   Span<const std::int32_t> face_offsets, vertex_faces;  ///< vertex-face CSR
   Span<const Real> face_weight;  ///< normalised incident angle per vertex-face entry (eq. 4)
-  /// Zero-flux condition on the vertex gradients of boundary vertices: g <- (a . g) b with a, b (3 values
-  /// each, 6 per vertex) from the vertex's boundary edges; b = 0 marks an interior vertex (no change).
+  /// Zero-flux condition on the vertex gradients of boundary vertices: g <- (a . g) b + (b . g) a with
+  /// a = (e1 . e2) / 2 e1 and b = e2 (3 values each, 6 per vertex; boundary_projection()); b = 0 marks an
+  /// interior vertex (no change).
   Span<const Real> boundary_projection;
+
+  // the one-ring layout of the `ring` path (Fig. 7's padded column-major "device array"): neighbour slot k of
+  // vertex i at ring[k * pitch + i], counter-clockwise; ring_degree[i] = neighbour count, negative for a
+  // boundary fan (open: its first and last neighbours are the boundary neighbours)
+  Span<const std::int32_t> ring, ring_degree;
+  std::size_t pitch = 0;
+  Span<const Real> px, py, pz;  ///< vertex positions [length]
 
   /// Applies the boundary projection of vertex i to the vertex gradient g[0..2].
   TISSUE_HD void project_boundary(std::size_t i, Real* g) const {
     const Real* p = boundary_projection.data() + 6 * i;
     if (p[3] == Real(0) && p[4] == Real(0) && p[5] == Real(0)) return;
-    const Real ag = p[0] * g[0] + p[1] * g[1] + p[2] * g[2];
-    for (int c = 0; c < 3; ++c) g[c] = ag * p[3 + c];
+    apply_boundary_projection(p, p + 3, g);
   }
 
   /// Laplace-Beltrami of species data f at vertex i (eq. 2).
@@ -175,6 +194,113 @@ TISSUE_HD void derivative_at(const MeshView<Real>& m, const Model& model, const 
   }
   model(u[i], u[n + i], lap_a, lap_b, dot, da, db);
 }
+
+/// The `ring` path: the time derivative at vertex i with every geometric quantity recomputed from the
+/// positions of its one-ring (cotangents, mixed Voronoi area, face gradients, incident angles, boundary
+/// directions): the same operators as mesh_operators.hpp (eqs. 2-4), to rounding, reading only positions,
+/// fields and neighbour indices.
+template <class Real, class Model>
+TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, const Real* u, std::size_t n,
+                                  std::size_t i, Real& da, Real& db) {
+  const int signed_degree = m.ring_degree[i];
+  const bool open = signed_degree < 0;
+  const int degree = open ? -signed_degree : signed_degree;
+  const int faces = open ? degree - 1 : degree;
+  const Real xi = m.px[i], yi = m.py[i], zi = m.pz[i];
+  const Real ai = u[i], bi = u[n + i];
+  Real lap_a = 0, lap_b = 0, area = 0, theta_sum = 0;
+  Real ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
+  std::size_t j = static_cast<std::size_t>(m.ring[i]);
+  for (int k = 0; k < faces; ++k) {
+    const int next = k + 1 == degree ? 0 : k + 1;
+    const std::size_t l = static_cast<std::size_t>(m.ring[static_cast<std::size_t>(next) * m.pitch + i]);
+    // face (i, j, l), counter-clockwise
+    const Real ej[3] = {m.px[j] - xi, m.py[j] - yi, m.pz[j] - zi};
+    const Real el[3] = {m.px[l] - xi, m.py[l] - yi, m.pz[l] - zi};
+    const Real ejl[3] = {el[0] - ej[0], el[1] - ej[1], el[2] - ej[2]};
+    const Real nrm[3] = {ej[1] * el[2] - ej[2] * el[1], ej[2] * el[0] - ej[0] * el[2],
+                         ej[0] * el[1] - ej[1] * el[0]};
+    const Real two_area = math::sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+    const Real inv2a = Real(1) / two_area;
+    const Real jj = ej[0] * ej[0] + ej[1] * ej[1] + ej[2] * ej[2];
+    const Real ll = el[0] * el[0] + el[1] * el[1] + el[2] * el[2];
+    const Real dot_i = ej[0] * el[0] + ej[1] * el[1] + ej[2] * el[2];
+    const Real dot_j = -(ej[0] * ejl[0] + ej[1] * ejl[1] + ej[2] * ejl[2]);  // (x_i - x_j) . (x_l - x_j)
+    const Real dot_l = el[0] * ejl[0] + el[1] * ejl[1] + el[2] * ejl[2];     // (x_i - x_l) . (x_j - x_l)
+    const Real cot_i = dot_i * inv2a, cot_j = dot_j * inv2a, cot_l = dot_l * inv2a;
+    // eq. 2: half cotangents of the two edges at i in this face
+    const Real aj = u[j], al = u[l], bj = u[n + j], bl = u[n + l];
+    lap_a += Real(0.5) * (cot_l * (aj - ai) + cot_j * (al - ai));
+    lap_b += Real(0.5) * (cot_l * (bj - bi) + cot_j * (bl - bi));
+    // mixed Voronoi area (Meyer et al. 2003, Fig. 4)
+    if (cot_i >= Real(0) && cot_j >= Real(0) && cot_l >= Real(0))
+      area += Real(0.125) * (ll * cot_j + jj * cot_l);
+    else
+      area += (cot_i < Real(0) ? Real(0.25) : Real(0.125)) * two_area;
+    if (Model::needs_gradients) {
+      // eq. 3 with the face's corners ordered (i, j, l): n x e / (2 A_T), n = nrm / |nrm|
+      const Real s2 = inv2a * inv2a;
+      const Real e1[3] = {-el[0], -el[1], -el[2]};  // x_i - x_l
+      const Real r1[3] = {(nrm[1] * e1[2] - nrm[2] * e1[1]) * s2, (nrm[2] * e1[0] - nrm[0] * e1[2]) * s2,
+                          (nrm[0] * e1[1] - nrm[1] * e1[0]) * s2};
+      const Real r2[3] = {(nrm[1] * ej[2] - nrm[2] * ej[1]) * s2, (nrm[2] * ej[0] - nrm[0] * ej[2]) * s2,
+                          (nrm[0] * ej[1] - nrm[1] * ej[0]) * s2};
+      // eq. 4: weighted by the angle at i
+      const Real theta = math::atan2(two_area, dot_i);
+      theta_sum += theta;
+      for (int c = 0; c < 3; ++c) {
+        ga[c] += theta * ((aj - ai) * r1[c] + (al - ai) * r2[c]);
+        gb[c] += theta * ((bj - bi) * r1[c] + (bl - bi) * r2[c]);
+      }
+    }
+    j = l;
+  }
+  lap_a /= area;
+  lap_b /= area;
+  Real dot = 0;
+  if (Model::needs_gradients) {
+    for (int c = 0; c < 3; ++c) {
+      ga[c] /= theta_sum;
+      gb[c] /= theta_sum;
+    }
+    if (open) {  // zero flux: the boundary neighbours are the first and the last of the ring
+      const std::size_t first = static_cast<std::size_t>(m.ring[i]);
+      const std::size_t last =
+          static_cast<std::size_t>(m.ring[static_cast<std::size_t>(degree - 1) * m.pitch + i]);
+      Real e1[3] = {m.px[first] - xi, m.py[first] - yi, m.pz[first] - zi};
+      Real e2[3] = {m.px[last] - xi, m.py[last] - yi, m.pz[last] - zi};
+      const Real n1 = Real(1) / math::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
+      const Real n2 = Real(1) / math::sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]);
+      for (int c = 0; c < 3; ++c) {
+        e1[c] *= n1;
+        e2[c] *= n2;
+      }
+      const Real half_cos = Real(0.5) * (e1[0] * e2[0] + e1[1] * e2[1] + e1[2] * e2[2]);
+      const Real a[3] = {half_cos * e1[0], half_cos * e1[1], half_cos * e1[2]};
+      apply_boundary_projection(a, e2, ga);
+      apply_boundary_projection(a, e2, gb);
+    }
+    dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+  }
+  model(ai, bi, lap_a, lap_b, dot, da, db);
+}
+
+/// `ring` path explicit Euler step.
+template <class Real, class Model>
+struct RingEulerKernel {
+  MeshView<Real> m;
+  Model model;
+  Span<const Real> u;
+  Span<Real> out;
+  Real dt;
+  std::size_t n;
+  TISSUE_HD void operator()(std::size_t i) const {
+    Real da, db;
+    ring_derivative_at(m, model, u.data(), n, i, da, db);
+    out[i] = u[i] + dt * da;
+    out[n + i] = u[n + i] + dt * db;
+  }
+};
 
 /// Fused explicit Euler step.
 template <class Real, class Model>

@@ -4,11 +4,13 @@
 // conservation, symmetry and the partition of the surface area by the mixed Voronoi areas.
 #include <unistd.h>
 
+#include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -253,5 +255,34 @@ TEST_CASE(
     CHECK(normal < 0.3 * previous_normal);
     previous = err;
     previous_normal = normal;
+  }
+}
+
+TEST_CASE("one-rings list each vertex's neighbours counter-clockwise, open fans from boundary to boundary",
+          "[mesh]") {
+  for (const auto& m : {read_obj(mesh_dir() / "stanford-bunny.obj"), read_obj(mesh_dir() / "spot.obj"),
+                        rectangle_mesh(6, 5, 2.0, 1.0), icosphere(2, 1.0)}) {
+    const auto t = build_topology(m);
+    const auto r = one_ring(m, t);
+    // every face (a, b, c) appears as consecutive ring entries (b, c) of a, (c, a) of b, (a, b) of c
+    std::set<std::array<std::int32_t, 3>> faces;
+    for (std::size_t f = 0; f < m.face_count(); ++f)
+      for (int k = 0; k < 3; ++k)
+        faces.insert({m.corner(f, k), m.corner(f, (k + 1) % 3), m.corner(f, (k + 2) % 3)});
+    std::size_t fans = 0;
+    for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+      const auto first = static_cast<std::size_t>(r.offsets[v]),
+                 last = static_cast<std::size_t>(r.offsets[v + 1]);
+      REQUIRE(static_cast<std::int32_t>(last - first) == t.degree(v));
+      REQUIRE(r.closed[v] == (t.boundary_vertex[v] ? 0 : 1));
+      const std::size_t count = last - first, pairs = r.closed[v] ? count : count - 1;
+      for (std::size_t k = 0; k < pairs; ++k) {
+        const std::array<std::int32_t, 3> face{static_cast<std::int32_t>(v), r.ring[first + k],
+                                               r.ring[first + (k + 1) % count]};
+        REQUIRE(faces.count(face) == 1);
+        ++fans;
+      }
+    }
+    CHECK(fans == 3 * m.face_count());  // every face seen once from each of its corners
   }
 }
