@@ -210,26 +210,28 @@ TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, c
   const Real ai = u[i], bi = u[n + i];
   Real lap_a = 0, lap_b = 0, area = 0, theta_sum = 0;
   Real ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
+  // the previous face's far corner is this face's near corner: carry its position and values
   std::size_t j = static_cast<std::size_t>(m.ring[i]);
+  Real ej[3] = {m.px[j] - xi, m.py[j] - yi, m.pz[j] - zi};
+  Real aj = u[j], bj = u[n + j];
   for (int k = 0; k < faces; ++k) {
     const int next = k + 1 == degree ? 0 : k + 1;
     const std::size_t l = static_cast<std::size_t>(m.ring[static_cast<std::size_t>(next) * m.pitch + i]);
     // face (i, j, l), counter-clockwise
-    const Real ej[3] = {m.px[j] - xi, m.py[j] - yi, m.pz[j] - zi};
     const Real el[3] = {m.px[l] - xi, m.py[l] - yi, m.pz[l] - zi};
-    const Real ejl[3] = {el[0] - ej[0], el[1] - ej[1], el[2] - ej[2]};
+    const Real al = u[l], bl = u[n + l];
     const Real nrm[3] = {ej[1] * el[2] - ej[2] * el[1], ej[2] * el[0] - ej[0] * el[2],
                          ej[0] * el[1] - ej[1] * el[0]};
-    const Real two_area = math::sqrt(nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
-    const Real inv2a = Real(1) / two_area;
+    const Real nn = nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2];
+    const Real inv2a = math::rsqrt(nn);  // 1 / (2 A_T)
+    const Real two_area = nn * inv2a;
     const Real jj = ej[0] * ej[0] + ej[1] * ej[1] + ej[2] * ej[2];
     const Real ll = el[0] * el[0] + el[1] * el[1] + el[2] * el[2];
     const Real dot_i = ej[0] * el[0] + ej[1] * el[1] + ej[2] * el[2];
-    const Real dot_j = -(ej[0] * ejl[0] + ej[1] * ejl[1] + ej[2] * ejl[2]);  // (x_i - x_j) . (x_l - x_j)
-    const Real dot_l = el[0] * ejl[0] + el[1] * ejl[1] + el[2] * ejl[2];     // (x_i - x_l) . (x_j - x_l)
+    const Real dot_j = jj - dot_i;  // (x_i - x_j) . (x_l - x_j)
+    const Real dot_l = ll - dot_i;  // (x_i - x_l) . (x_j - x_l)
     const Real cot_i = dot_i * inv2a, cot_j = dot_j * inv2a, cot_l = dot_l * inv2a;
     // eq. 2: half cotangents of the two edges at i in this face
-    const Real aj = u[j], al = u[l], bj = u[n + j], bl = u[n + l];
     lap_a += Real(0.5) * (cot_l * (aj - ai) + cot_j * (al - ai));
     lap_b += Real(0.5) * (cot_l * (bj - bi) + cot_j * (bl - bi));
     // mixed Voronoi area (Meyer et al. 2003, Fig. 4)
@@ -238,22 +240,25 @@ TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, c
     else
       area += (cot_i < Real(0) ? Real(0.25) : Real(0.125)) * two_area;
     if (Model::needs_gradients) {
-      // eq. 3 with the face's corners ordered (i, j, l): n x e / (2 A_T), n = nrm / |nrm|
+      // eq. 3 with the face's corners ordered (i, j, l): n x e / (2 A_T), n = nrm / |nrm|; with
+      // e = x_i - x_l and e = x_j - x_i: r1 = el x nrm, r2 = nrm x ej, both / |nrm|^2
       const Real s2 = inv2a * inv2a;
-      const Real e1[3] = {-el[0], -el[1], -el[2]};  // x_i - x_l
-      const Real r1[3] = {(nrm[1] * e1[2] - nrm[2] * e1[1]) * s2, (nrm[2] * e1[0] - nrm[0] * e1[2]) * s2,
-                          (nrm[0] * e1[1] - nrm[1] * e1[0]) * s2};
+      const Real r1[3] = {(el[1] * nrm[2] - el[2] * nrm[1]) * s2, (el[2] * nrm[0] - el[0] * nrm[2]) * s2,
+                          (el[0] * nrm[1] - el[1] * nrm[0]) * s2};
       const Real r2[3] = {(nrm[1] * ej[2] - nrm[2] * ej[1]) * s2, (nrm[2] * ej[0] - nrm[0] * ej[2]) * s2,
                           (nrm[0] * ej[1] - nrm[1] * ej[0]) * s2};
       // eq. 4: weighted by the angle at i
       const Real theta = math::atan2(two_area, dot_i);
       theta_sum += theta;
+      const Real daj = aj - ai, dal = al - ai, dbj = bj - bi, dbl = bl - bi;
       for (int c = 0; c < 3; ++c) {
-        ga[c] += theta * ((aj - ai) * r1[c] + (al - ai) * r2[c]);
-        gb[c] += theta * ((bj - bi) * r1[c] + (bl - bi) * r2[c]);
+        ga[c] += theta * (daj * r1[c] + dal * r2[c]);
+        gb[c] += theta * (dbj * r1[c] + dbl * r2[c]);
       }
     }
-    j = l;
+    for (int c = 0; c < 3; ++c) ej[c] = el[c];
+    aj = al;
+    bj = bl;
   }
   lap_a /= area;
   lap_b /= area;
