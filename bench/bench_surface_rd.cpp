@@ -9,7 +9,8 @@
 // CSR offsets (4) and per neighbour an index and a weight (4 + s), the inverse area (s), the vertex-face
 // offsets (4) and per incident face an index and an angle weight (4 + s), the boundary projection (6 s),
 // and per face its 3 vertex indices and the two eq. 3 vectors (12 + 6 s). The ring kernel recomputes all
-// geometry from positions: fields (4 s), positions (3 s), degree (4) and ring indices (4 per neighbour).
+// geometry from positions: fields (4 s), positions (4 s: padded to one aligned load), degree (4) and ring
+// indices (4 per neighbour).
 // The limit is the device-to-device
 // copy bandwidth measured in the same run. Results for the GPU go into BENCHMARKS.md.
 
@@ -35,8 +36,8 @@ namespace {
 /// Minimum bytes of one step per vertex (see the header comment) of the path's operator data.
 double bytes_per_vertex_step(const mesh::TriangleMesh& m, const mesh::MeshTopology& t, double s,
                              KernelPath path) {
-  if (path == KernelPath::ring)  // fields, positions, the signed degree and the ring's indices
-    return 4 * s + 3 * s + 4 +
+  if (path == KernelPath::ring)  // fields, padded positions, the signed degree and the ring's indices
+    return 4 * s + 4 * s + 4 +
            4.0 * static_cast<double>(t.vertex_neighbours.size()) / static_cast<double>(m.vertex_count());
   const auto n = static_cast<double>(m.vertex_count());
   const auto nnz_vv = static_cast<double>(t.vertex_neighbours.size());

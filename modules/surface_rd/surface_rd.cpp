@@ -96,9 +96,11 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
   }
   ring_.assign(ell);
   ring_degree_.assign(degree);
-  px_.assign(convert<Real>(m.x));
-  py_.assign(convert<Real>(m.y));
-  pz_.assign(convert<Real>(m.z));
+  std::vector<Point<Real>> points(n);
+  for (std::size_t v = 0; v < n; ++v)
+    points[v] =
+        Point<Real>{static_cast<Real>(m.x[v]), static_cast<Real>(m.y[v]), static_cast<Real>(m.z[v]), Real(0)};
+  points_.assign(points);
   offsets_.assign(L.offsets);
   neighbours_.assign(L.neighbours);
   faces_.assign(m.faces);
@@ -128,9 +130,7 @@ MeshView<Real> MeshOperators<Real>::view() const {
   v.ring = ring_.span();
   v.ring_degree = ring_degree_.span();
   v.pitch = pitch_;
-  v.px = px_.span();
-  v.py = py_.span();
-  v.pz = pz_.span();
+  v.points = points_.span();
   return v;
 }
 

@@ -57,7 +57,7 @@ class MeshOperators {
   DeviceBuffer<std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
-  DeviceBuffer<Real> px_, py_, pz_;
+  DeviceBuffer<Point<Real>> points_;
   std::size_t pitch_ = 0;
   double spectral_radius_ = 0.0;
 };

@@ -25,6 +25,12 @@ TISSUE_HD void apply_boundary_projection(const Real* a, const Real* b, Real* g) 
   for (int c = 0; c < 3; ++c) g[c] = ag * b[c] + bg * a[c];
 }
 
+/// A vertex position padded to 4 values, so that a gather of one position is a single aligned load.
+template <class Real>
+struct alignas(4 * sizeof(Real)) Point {
+  Real x, y, z, w;
+};
+
 /// The mesh operators as kernels see them (precision Real; built by MeshOperators in surface_rd.hpp).
 template <class Real>
 struct MeshView {
@@ -45,7 +51,7 @@ struct MeshView {
   // boundary fan (open: its first and last neighbours are the boundary neighbours)
   Span<const std::int32_t> ring, ring_degree;
   std::size_t pitch = 0;
-  Span<const Real> px, py, pz;  ///< vertex positions [length]
+  Span<const Point<Real>> points;  ///< vertex positions [length], one aligned (x, y, z, 0) per vertex
 
   /// Applies the boundary projection of vertex i to the vertex gradient g[0..2].
   TISSUE_HD void project_boundary(std::size_t i, Real* g) const {
@@ -206,19 +212,22 @@ TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, c
   const bool open = signed_degree < 0;
   const int degree = open ? -signed_degree : signed_degree;
   const int faces = open ? degree - 1 : degree;
-  const Real xi = m.px[i], yi = m.py[i], zi = m.pz[i];
+  const Point<Real> pi = m.points[i];
+  const Real xi = pi.x, yi = pi.y, zi = pi.z;
   const Real ai = u[i], bi = u[n + i];
   Real lap_a = 0, lap_b = 0, area = 0, theta_sum = 0;
   Real ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
   // the previous face's far corner is this face's near corner: carry its position and values
   std::size_t j = static_cast<std::size_t>(m.ring[i]);
-  Real ej[3] = {m.px[j] - xi, m.py[j] - yi, m.pz[j] - zi};
+  const Point<Real> p0 = m.points[j];
+  Real ej[3] = {p0.x - xi, p0.y - yi, p0.z - zi};
   Real aj = u[j], bj = u[n + j];
   for (int k = 0; k < faces; ++k) {
     const int next = k + 1 == degree ? 0 : k + 1;
     const std::size_t l = static_cast<std::size_t>(m.ring[static_cast<std::size_t>(next) * m.pitch + i]);
     // face (i, j, l), counter-clockwise
-    const Real el[3] = {m.px[l] - xi, m.py[l] - yi, m.pz[l] - zi};
+    const Point<Real> pl = m.points[l];
+    const Real el[3] = {pl.x - xi, pl.y - yi, pl.z - zi};
     const Real al = u[l], bl = u[n + l];
     const Real nrm[3] = {ej[1] * el[2] - ej[2] * el[1], ej[2] * el[0] - ej[0] * el[2],
                          ej[0] * el[1] - ej[1] * el[0]};
@@ -272,8 +281,9 @@ TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, c
       const std::size_t first = static_cast<std::size_t>(m.ring[i]);
       const std::size_t last =
           static_cast<std::size_t>(m.ring[static_cast<std::size_t>(degree - 1) * m.pitch + i]);
-      Real e1[3] = {m.px[first] - xi, m.py[first] - yi, m.pz[first] - zi};
-      Real e2[3] = {m.px[last] - xi, m.py[last] - yi, m.pz[last] - zi};
+      const Point<Real> pf = m.points[first], pe = m.points[last];
+      Real e1[3] = {pf.x - xi, pf.y - yi, pf.z - zi};
+      Real e2[3] = {pe.x - xi, pe.y - yi, pe.z - zi};
       const Real n1 = Real(1) / math::sqrt(e1[0] * e1[0] + e1[1] * e1[1] + e1[2] * e1[2]);
       const Real n2 = Real(1) / math::sqrt(e2[0] * e2[0] + e2[1] * e2[1] + e2[2] * e2[2]);
       for (int c = 0; c < 3; ++c) {
