@@ -187,13 +187,13 @@ void run_steps(Run& run, io::RunRecord& record) {
     if (last) break;
   }
   exec::synchronize();
-  progress.finish(converged_at > 0 ? converged_at - start : end - start);
+  const std::int64_t ran = (converged_at > 0 ? converged_at : end) - start;
+  progress.finish(ran);
   if (converged_at > 0)
     std::printf("converged at step %lld: stopping early\n", static_cast<long long>(converged_at));
   w.download();
   std::printf("%s\n", sim.summary ? sim.summary(w).c_str() : "");
-  const double steps_per_s =
-      progress.elapsed() > 0 ? static_cast<double>(end - start) / progress.elapsed() : 0.0;
+  const double steps_per_s = progress.elapsed() > 0 ? static_cast<double>(ran) / progress.elapsed() : 0.0;
   std::printf("wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n",
               progress.elapsed(), steps_per_s, run.out.string().c_str());
   if (!record.last_checkpoint.empty())
