@@ -36,6 +36,10 @@ namespace {
 /// Minimum bytes of one step per vertex (see the header comment) of the path's operator data.
 double bytes_per_vertex_step(const mesh::TriangleMesh& m, const mesh::MeshTopology& t, double s,
                              KernelPath path) {
+  const double slots =
+      static_cast<double>(t.vertex_neighbours.size()) / static_cast<double>(m.vertex_count());
+  if (path == KernelPath::ring_weights)  // as ring, plus a weight and an angle per slot (and the projection)
+    return 4 * s + 4 * s + 4 + slots * (4 + 2 * s) + 6 * s;
   if (path == KernelPath::ring)  // fields, padded positions, the signed degree and the ring's indices
     return 4 * s + 4 * s + 4 +
            4.0 * static_cast<double>(t.vertex_neighbours.size()) / static_cast<double>(m.vertex_count());
@@ -116,16 +120,18 @@ int main(int argc, char** argv) {
               "G vertex-st/s", "B/v-step", "of copy BW");
   for (const auto& [name, m] : meshes) {
     const auto topology = mesh::build_topology(*m);
-    for (const KernelPath path : {KernelPath::baseline, KernelPath::fused, KernelPath::ring})
+    for (const KernelPath path :
+         {KernelPath::baseline, KernelPath::fused, KernelPath::ring, KernelPath::ring_weights})
       for (const bool dbl : {false, true}) {
         const double t = dbl ? time_per_step<double>(m, topology, path, steps)
                              : time_per_step<float>(m, topology, path, steps);
         const double rate = static_cast<double>(m->vertex_count()) / t;
         const double bytes = bytes_per_vertex_step(*m, topology, dbl ? 8.0 : 4.0, path);
         std::printf("%-20s %9zu %-9s %-7s %10.1f %14.3f %9.0f %10.1f%%\n", name.c_str(), m->vertex_count(),
-                    path == KernelPath::fused  ? "fused"
-                    : path == KernelPath::ring ? "ring"
-                                               : "baseline",
+                    path == KernelPath::fused          ? "fused"
+                    : path == KernelPath::ring         ? "ring"
+                    : path == KernelPath::ring_weights ? "ring_w"
+                                                       : "baseline",
                     dbl ? "double" : "float", 1e6 * t, rate / 1e9, bytes, 100.0 * rate * bytes / bandwidth);
       }
   }

@@ -94,6 +94,37 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
       ell[static_cast<std::size_t>(k) * pitch_ + v] =
           ring.ring[static_cast<std::size_t>(ring.offsets[v] + k)];
   }
+  // per slot: Laplacian weight over the area (from the CSR operator) and the normalised angle at v of the
+  // face (v, n_k, n_k+1) (0 for the missing last face of a boundary fan)
+  std::vector<double> slot_weight(ell.size(), 0.0), slot_angle(ell.size(), 0.0);
+  for (std::size_t v = 0; v < n; ++v) {
+    const int d = ring.offsets[v + 1] - ring.offsets[v];
+    const int faces = ring.closed[v] ? d : d - 1;
+    double total = 0.0;
+    for (int k = 0; k < d; ++k) {
+      const auto nb = ring.ring[static_cast<std::size_t>(ring.offsets[v] + k)];
+      const auto row_first = L.neighbours.begin() + L.offsets[v],
+                 row_last = L.neighbours.begin() + L.offsets[v + 1];
+      const auto at =
+          static_cast<std::size_t>(std::lower_bound(row_first, row_last, nb) - L.neighbours.begin());
+      slot_weight[static_cast<std::size_t>(k) * pitch_ + v] = L.weights[at] * inv_area[v];
+      if (k >= faces) continue;
+      const auto a = static_cast<std::size_t>(nb);
+      const auto b =
+          static_cast<std::size_t>(ring.ring[static_cast<std::size_t>(ring.offsets[v] + (k + 1) % d)]);
+      const std::array<double, 3> ea{m.x[a] - m.x[v], m.y[a] - m.y[v], m.z[a] - m.z[v]};
+      const std::array<double, 3> eb{m.x[b] - m.x[v], m.y[b] - m.y[v], m.z[b] - m.z[v]};
+      const std::array<double, 3> c{ea[1] * eb[2] - ea[2] * eb[1], ea[2] * eb[0] - ea[0] * eb[2],
+                                    ea[0] * eb[1] - ea[1] * eb[0]};
+      const double theta = std::atan2(std::sqrt(c[0] * c[0] + c[1] * c[1] + c[2] * c[2]),
+                                      ea[0] * eb[0] + ea[1] * eb[1] + ea[2] * eb[2]);
+      slot_angle[static_cast<std::size_t>(k) * pitch_ + v] = theta;
+      total += theta;
+    }
+    for (int k = 0; k < faces; ++k) slot_angle[static_cast<std::size_t>(k) * pitch_ + v] /= total;
+  }
+  ring_weight_.assign(convert<Real>(slot_weight));
+  ring_angle_.assign(convert<Real>(slot_angle));
   ring_.assign(ell);
   ring_degree_.assign(degree);
   std::vector<Point<Real>> points(n);
@@ -131,6 +162,8 @@ MeshView<Real> MeshOperators<Real>::view() const {
   v.ring_degree = ring_degree_.span();
   v.pitch = pitch_;
   v.points = points_.span();
+  v.ring_weight = ring_weight_.span();
+  v.ring_angle = ring_angle_.span();
   return v;
 }
 
@@ -174,6 +207,10 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
       rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
         exec::parallel_for(n, FusedDerivativeKernel<Real, Model>{m, model, in, out, n});
       });
+    } else if (params_.path == KernelPath::ring_weights) {
+      exec::parallel_for(
+          n, RingWeightsEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
+      field_.swap();
     } else if (params_.path == KernelPath::ring) {
       exec::parallel_for(n, RingEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
       field_.swap();

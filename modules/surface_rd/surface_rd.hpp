@@ -29,7 +29,7 @@ enum class Integrator { euler, rk4 };
 /// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update); fused: one kernel over
 /// the stored operators; ring: one kernel recomputing the geometry from the one-ring positions (least
 /// traffic).
-enum class KernelPath { baseline, fused, ring };
+enum class KernelPath { baseline, fused, ring, ring_weights };
 
 struct SurfaceRdParams {
   ModelKind model = ModelKind::chemotaxis;
@@ -58,6 +58,7 @@ class MeshOperators {
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
   DeviceBuffer<Point<Real>> points_;
+  DeviceBuffer<Real> ring_weight_, ring_angle_;
   std::size_t pitch_ = 0;
   double spectral_radius_ = 0.0;
 };

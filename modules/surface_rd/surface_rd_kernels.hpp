@@ -52,6 +52,9 @@ struct MeshView {
   Span<const std::int32_t> ring, ring_degree;
   std::size_t pitch = 0;
   Span<const Point<Real>> points;  ///< vertex positions [length], one aligned (x, y, z, 0) per vertex
+  /// Per ring slot (same layout as `ring`): the Laplacian weight (cot a + cot b) / (2 A_i) of the edge to
+  /// neighbour k [1/length^2], and the normalised angle at i of the face (i, n_k, n_k+1) (eq. 4 weight).
+  Span<const Real> ring_weight, ring_angle;
 
   /// Applies the boundary projection of vertex i to the vertex gradient g[0..2].
   TISSUE_HD void project_boundary(std::size_t i, Real* g) const {
@@ -299,6 +302,77 @@ TISSUE_HD void ring_derivative_at(const MeshView<Real>& m, const Model& model, c
   }
   model(ai, bi, lap_a, lap_b, dot, da, db);
 }
+
+/// The `ring_weights` path: as ring_derivative_at, with the Laplacian weights (over the areas) and the
+/// normalised incident angles read per ring slot instead of recomputed (no square root, arc tangent or area
+/// logic per face); face gradients still from the positions.
+template <class Real, class Model>
+TISSUE_HD void ring_weights_derivative_at(const MeshView<Real>& m, const Model& model, const Real* u,
+                                          std::size_t n, std::size_t i, Real& da, Real& db) {
+  const int signed_degree = m.ring_degree[i];
+  const bool open = signed_degree < 0;
+  const int degree = open ? -signed_degree : signed_degree;
+  const Point<Real> pi = m.points[i];
+  const Real ai = u[i], bi = u[n + i];
+  Real lap_a = 0, lap_b = 0;
+  Real ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
+  std::size_t j = static_cast<std::size_t>(m.ring[i]);
+  const Point<Real> p0 = m.points[j];
+  Real ej[3] = {p0.x - pi.x, p0.y - pi.y, p0.z - pi.z};
+  Real aj = u[j], bj = u[n + j];
+  for (int k = 0; k < degree; ++k) {
+    const std::size_t slot = static_cast<std::size_t>(k) * m.pitch + i;
+    const Real w = m.ring_weight[slot];
+    lap_a += w * (aj - ai);
+    lap_b += w * (bj - bi);
+    const int next = k + 1 == degree ? 0 : k + 1;
+    const std::size_t l = static_cast<std::size_t>(m.ring[static_cast<std::size_t>(next) * m.pitch + i]);
+    const Point<Real> pl = m.points[l];
+    const Real el[3] = {pl.x - pi.x, pl.y - pi.y, pl.z - pi.z};
+    const Real al = u[l], bl = u[n + l];
+    if (Model::needs_gradients && (k + 1 < degree || !open)) {
+      const Real nrm[3] = {ej[1] * el[2] - ej[2] * el[1], ej[2] * el[0] - ej[0] * el[2],
+                           ej[0] * el[1] - ej[1] * el[0]};
+      const Real s2 = Real(1) / (nrm[0] * nrm[0] + nrm[1] * nrm[1] + nrm[2] * nrm[2]);
+      const Real r1[3] = {(el[1] * nrm[2] - el[2] * nrm[1]) * s2, (el[2] * nrm[0] - el[0] * nrm[2]) * s2,
+                          (el[0] * nrm[1] - el[1] * nrm[0]) * s2};
+      const Real r2[3] = {(nrm[1] * ej[2] - nrm[2] * ej[1]) * s2, (nrm[2] * ej[0] - nrm[0] * ej[2]) * s2,
+                          (nrm[0] * ej[1] - nrm[1] * ej[0]) * s2};
+      const Real theta = m.ring_angle[slot];
+      const Real daj = aj - ai, dal = al - ai, dbj = bj - bi, dbl = bl - bi;
+      for (int c = 0; c < 3; ++c) {
+        ga[c] += theta * (daj * r1[c] + dal * r2[c]);
+        gb[c] += theta * (dbj * r1[c] + dbl * r2[c]);
+      }
+    }
+    for (int c = 0; c < 3; ++c) ej[c] = el[c];
+    aj = al;
+    bj = bl;
+  }
+  Real dot = 0;
+  if (Model::needs_gradients) {
+    if (open) m.project_boundary(i, ga), m.project_boundary(i, gb);
+    dot = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+  }
+  model(ai, bi, lap_a, lap_b, dot, da, db);
+}
+
+/// `ring_weights` path explicit Euler step.
+template <class Real, class Model>
+struct RingWeightsEulerKernel {
+  MeshView<Real> m;
+  Model model;
+  Span<const Real> u;
+  Span<Real> out;
+  Real dt;
+  std::size_t n;
+  TISSUE_HD void operator()(std::size_t i) const {
+    Real da, db;
+    ring_weights_derivative_at(m, model, u.data(), n, i, da, db);
+    out[i] = u[i] + dt * da;
+    out[n + i] = u[n + i] + dt * db;
+  }
+};
 
 /// `ring` path explicit Euler step.
 template <class Real, class Model>

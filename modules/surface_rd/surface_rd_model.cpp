@@ -208,10 +208,11 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
                 : ModelKind::reaction;
   p.integrator =
       rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
-  const std::string kernel = rd.string("kernel", "fused", {"fused", "baseline", "ring"});
-  p.path = kernel == "baseline" ? KernelPath::baseline
-           : kernel == "ring"   ? KernelPath::ring
-                                : KernelPath::fused;
+  const std::string kernel = rd.string("kernel", "fused", {"fused", "baseline", "ring", "ring_weights"});
+  p.path = kernel == "baseline"       ? KernelPath::baseline
+           : kernel == "ring"         ? KernelPath::ring
+           : kernel == "ring_weights" ? KernelPath::ring_weights
+                                      : KernelPath::fused;
   const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
   const double converge = rd.number("converge", 0.0, io::Range::non_negative());
   InitialState init;
@@ -270,9 +271,10 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     << " boundary edges, mean edge " << h << "), "
     << (p.model == ModelKind::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
     << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", "
-    << (p.path == KernelPath::fused  ? "fused kernel"
-        : p.path == KernelPath::ring ? "ring kernel"
-                                     : "baseline kernels")
+    << (p.path == KernelPath::fused          ? "fused kernel"
+        : p.path == KernelPath::ring         ? "ring kernel"
+        : p.path == KernelPath::ring_weights ? "ring kernel with stored weights"
+                                             : "baseline kernels")
     << ", " << settings.precision
     << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
   sim->description = d.str();

@@ -75,7 +75,7 @@ TEST_CASE("pure diffusion on a mesh conserves the area-weighted total", "[surfac
       {"[mesh]\ngenerate = \"icosphere\"\nsubdivisions = 3\n", "0.05"},
       {"[mesh]\nfile = \"meshes/spot.obj\"\n", "0.003"},
       {"[mesh]\ngenerate = \"rectangle\"\nnx = 20\nny = 15\nlx = 2.0\nly = 1.5\n", "0.05"}};
-  for (const char* kernel : {"fused", "baseline", "ring"})
+  for (const char* kernel : {"fused", "baseline", "ring", "ring_weights"})
     for (const auto& [m, dt_factor] : meshes) {
       INFO(kernel << " kernel, " << m);
       auto sim = build(with(with(kDiffusion, "KERNEL", kernel), "DTF", dt_factor) + m);
@@ -158,7 +158,8 @@ noise = 0.05
   CHECK(change > 100 * diff);
 }
 
-TEST_CASE("the ring kernel, recomputing the geometry, gives the fused kernel's fields", "[surface_rd]") {
+TEST_CASE("the ring kernels (geometry recomputed, or weights per ring slot) give the fused kernel's fields",
+          "[surface_rd]") {
   // open (bunny, rectangle: boundary projection from the ring's ends) and closed (spot) meshes, float and
   // double; the chemotaxis model exercises the Laplacian, the gradients and the areas
   const std::string scenario = R"(
@@ -180,38 +181,39 @@ noise = 0.05
       "[mesh]\nfile = \"meshes/stanford-bunny.obj\"\nscale = 100.0\n",
       "[mesh]\nfile = \"meshes/spot.obj\"\nscale = 20.0\n",
       "[mesh]\ngenerate = \"rectangle\"\nnx = 40\nny = 30\nlx = 8.0\nly = 6.0\n"};
-  for (const auto& mesh : meshes)
-    for (const char* precision : {"float", "double"}) {
-      INFO(precision << ", " << mesh);
-      auto fused = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
-      auto ring = build(with(with(scenario, "KERNEL", "ring"), "PRECISION", precision) + mesh);
-      auto start = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
-      fused->advance(300);
-      ring->advance(300);
-      const auto values = [](Simulation& sim) {
-        std::vector<double> v;
-        if (auto* f = dynamic_cast<SurfaceField<float>*>(sim.world->fields.front().get())) {
-          f->download();
-          v.assign(f->host().begin(), f->host().end());
-        } else {
-          auto& d = field_of<double>(sim);
-          d.download();
-          v = d.host();
+  for (const char* kernel : {"ring", "ring_weights"})
+    for (const auto& mesh : meshes)
+      for (const char* precision : {"float", "double"}) {
+        INFO(kernel << ", " << precision << ", " << mesh);
+        auto fused = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
+        auto ring = build(with(with(scenario, "KERNEL", kernel), "PRECISION", precision) + mesh);
+        auto start = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
+        fused->advance(300);
+        ring->advance(300);
+        const auto values = [](Simulation& sim) {
+          std::vector<double> v;
+          if (auto* f = dynamic_cast<SurfaceField<float>*>(sim.world->fields.front().get())) {
+            f->download();
+            v.assign(f->host().begin(), f->host().end());
+          } else {
+            auto& d = field_of<double>(sim);
+            d.download();
+            v = d.host();
+          }
+          return v;
+        };
+        const auto a = values(*fused), b = values(*ring), c = values(*start);
+        double diff = 0.0, change = 0.0;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          diff = std::max(diff, std::abs(a[i] - b[i]));
+          change = std::max(change, std::abs(a[i] - c[i]));
         }
-        return v;
-      };
-      const auto a = values(*fused), b = values(*ring), c = values(*start);
-      double diff = 0.0, change = 0.0;
-      for (std::size_t i = 0; i < a.size(); ++i) {
-        diff = std::max(diff, std::abs(a[i] - b[i]));
-        change = std::max(change, std::abs(a[i] - c[i]));
+        INFO("max difference " << diff << ", max change " << change);
+        // in float the recomputed geometry carries the rounding of position differences: |x| / edge ~ 60 on
+        // the scaled bunny, so a relative 1e-4 of the change; in double the two paths agree to 1e-11
+        CHECK(diff < (std::string(precision) == "float" ? 1e-3 : 1e-10) * change);
+        CHECK(change > 1e-3);
       }
-      INFO("max difference " << diff << ", max change " << change);
-      // in float the recomputed geometry carries the rounding of position differences: |x| / edge ~ 60 on
-      // the scaled bunny, so a relative 1e-4 of the change; in double the two paths agree to 1e-11
-      CHECK(diff < (std::string(precision) == "float" ? 1e-3 : 1e-10) * change);
-      CHECK(change > 1e-3);
-    }
 }
 
 TEST_CASE("the chemotaxis model forms a stationary pattern on a rectangle", "[surface_rd]") {
