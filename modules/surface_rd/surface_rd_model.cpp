@@ -54,6 +54,10 @@ class SurfaceWriter final : public SnapshotWriter {
   std::vector<float> points_;
 };
 
+/// Memory per vertex of a surface run, host and device together, for the checks before allocation [bytes]:
+/// positions and connectivity on the host (~150), operators and the double-buffered fields on the device.
+constexpr double kBytesPerVertex = 600.0;
+
 /// Mean edge length of a mesh [length].
 double mean_edge_length(const mesh::TriangleMesh& m, const mesh::MeshTopology& t) {
   double sum = 0.0;
@@ -85,18 +89,33 @@ mesh::TriangleMesh read_mesh(const io::ScenarioTable& t, const ModelSettings& se
       throw InputError(t.where("file") + ": mesh.file: " + e.what());
     }
     for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
-  } else if (generate == "rectangle") {
-    const int nx = static_cast<int>(t.integer("nx", 140, io::Range::closed(2, 100000)));
-    const int ny = static_cast<int>(t.integer("ny", 140, io::Range::closed(2, 100000)));
-    m = mesh::rectangle_mesh(nx, ny, t.number("lx", 1.0, io::Range::positive()),
-                             t.number("ly", 1.0, io::Range::positive()));
-  } else if (generate == "icosphere") {
-    m = mesh::icosphere(static_cast<int>(t.integer("subdivisions", 5, io::Range::closed(0, 10))),
-                        t.number("radius", 1.0, io::Range::positive()));
   } else {
-    m = mesh::uv_sphere(static_cast<int>(t.integer("rings", 64, io::Range::closed(2, 100000))),
-                        static_cast<int>(t.integer("segments", 128, io::Range::closed(3, 100000))),
-                        t.number("radius", 1.0, io::Range::positive()));
+    // the size is checked before anything is generated
+    const auto check_size = [&](const char* key, double vertices) {
+      const double need = vertices * kBytesPerVertex;
+      if (vertices > 1e9 || need > static_cast<double>(exec::available_memory_bytes())) {
+        std::ostringstream msg;
+        msg << "a generated mesh of " << vertices << " vertices needs about " << need / 1e9
+            << " GB, more than available (or over 10^9 vertices)";
+        t.fail(key, msg.str());
+      }
+    };
+    if (generate == "rectangle") {
+      const int nx = static_cast<int>(t.integer("nx", 140, io::Range::closed(2, 100000)));
+      const int ny = static_cast<int>(t.integer("ny", 140, io::Range::closed(2, 100000)));
+      check_size("nx", static_cast<double>(nx) * ny);
+      m = mesh::rectangle_mesh(nx, ny, t.number("lx", 1.0, io::Range::positive()),
+                               t.number("ly", 1.0, io::Range::positive()));
+    } else if (generate == "icosphere") {
+      const int s = static_cast<int>(t.integer("subdivisions", 5, io::Range::closed(0, 10)));
+      check_size("subdivisions", 10.0 * std::pow(4.0, s) + 2.0);
+      m = mesh::icosphere(s, t.number("radius", 1.0, io::Range::positive()));
+    } else {
+      const int rings = static_cast<int>(t.integer("rings", 64, io::Range::closed(2, 100000)));
+      const int segments = static_cast<int>(t.integer("segments", 128, io::Range::closed(3, 100000)));
+      check_size("rings", static_cast<double>(rings - 1) * segments + 2.0);
+      m = mesh::uv_sphere(rings, segments, t.number("radius", 1.0, io::Range::positive()));
+    }
   }
   const double scale = t.number("scale", 1.0, io::Range::positive());
   for (std::size_t v = 0; v < m.vertex_count(); ++v) {
