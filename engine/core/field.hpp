@@ -4,6 +4,7 @@
 /// their state as typed host arrays for checkpoints.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ class FieldBase {
   /// Node spacing [length] of a uniform grid field whose arrays are (nz, ny, nx) node values, for
   /// viewers of checkpoints (XDMF); 0 for other fields.
   virtual double grid_spacing() const { return 0.0; }
+  /// For a field on the vertices of a triangle mesh, its geometry for viewers of checkpoints (XDMF):
+  /// positions (3 per vertex, x y z [length]) and triangles (3 vertex indices each); false for other fields.
+  virtual bool surface_geometry(std::vector<double>& /*points*/,
+                                std::vector<std::int32_t>& /*triangles*/) const {
+    return false;
+  }
 
  private:
   std::string name_;

@@ -233,6 +233,16 @@ void write_fields(const Writer& w, hid_t file, World& world) {
       std::vector<hsize_t> dims(a.dims.begin(), a.dims.end());
       w.dataset(g.get(), a.name, a.type, dims, a.data);
     }
+    // a surface field's mesh, for viewers only (a restart rebuilds the mesh from the scenario)
+    std::vector<double> points;
+    std::vector<std::int32_t> triangles;
+    if (field->surface_geometry(points, triangles)) {
+      Handle mesh = w.group(g.get(), "mesh");
+      w.dataset(mesh.get(), "points", ScalarType::f64, {static_cast<hsize_t>(points.size() / 3), 3},
+                points.data());
+      w.dataset(mesh.get(), "triangles", ScalarType::i32, {static_cast<hsize_t>(triangles.size() / 3), 3},
+                triangles.data());
+    }
   }
 }
 
@@ -315,6 +325,25 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
     x << "    </Grid>\n";
   }
   for (const auto& field : world.fields) {
+    std::vector<double> points;
+    std::vector<std::int32_t> triangles;
+    if (field->surface_geometry(points, triangles)) {  // a triangle mesh with per-vertex species
+      const std::string base = "/fields/" + field->name() + "/";
+      const std::size_t n = points.size() / 3, nf = triangles.size() / 3;
+      x << "    <Grid Name=\"" << field->name() << "\" GridType=\"Uniform\">\n      <Time Value=\"" << time
+        << "\"/>\n      <Topology TopologyType=\"Triangle\" NumberOfElements=\"" << nf << "\">\n";
+      item(std::to_string(nf) + " 3", ScalarType::i32, base + "mesh/triangles");
+      x << "      </Topology>\n      <Geometry GeometryType=\"XYZ\">\n";
+      item(std::to_string(n) + " 3", ScalarType::f64, base + "mesh/points");
+      x << "      </Geometry>\n";
+      for (const auto& a : field->host_arrays()) {
+        x << "      <Attribute Name=\"" << a.name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+        item(std::to_string(n), a.type, base + a.name);
+        x << "      </Attribute>\n";
+      }
+      x << "    </Grid>\n";
+      continue;
+    }
     const double h = field->grid_spacing();
     const auto arrays = field->host_arrays();
     if (h <= 0.0 || arrays.empty() || arrays.front().dims.size() != 3) continue;

@@ -13,7 +13,8 @@
 ///                       message, step, time, dt, steps_requested, next_cell_id, seed
 ///     /scenario         the scenario text (string)
 ///     /tables/<table>   attributes size, capacity; a dataset per column: (size) or (components, size)
-///     /fields/<field>   attribute grid_spacing; a dataset per host array (e.g. (nz, ny, nx) per species)
+///     /fields/<field>   attribute grid_spacing; a dataset per host array (e.g. (nz, ny, nx) per species);
+///                       surface fields also mesh/points (n, 3) and mesh/triangles (faces, 3), for viewers
 ///     /output/<x.pvd>   dataset times, attribute files (newline-separated): the series to continue
 ///
 /// Datasets are chunked with HDF5's Fletcher-32 checksum filter and the file uses the HDF5 1.10 format,

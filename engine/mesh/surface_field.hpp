@@ -56,6 +56,16 @@ class SurfaceField final : public FieldBase {
   void download() override { current_.download(host_.data(), host_.size()); }
   void upload() override { current_.upload(host_.data(), host_.size()); }
   std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+  bool surface_geometry(std::vector<double>& points, std::vector<std::int32_t>& triangles) const override {
+    points.resize(3 * vertices());
+    for (std::size_t v = 0; v < vertices(); ++v) {
+      points[3 * v] = mesh_->x[v];
+      points[3 * v + 1] = mesh_->y[v];
+      points[3 * v + 2] = mesh_->z[v];
+    }
+    triangles = mesh_->faces;
+    return true;
+  }
   /// One (vertices) array per species, named after it.
   std::vector<HostArray> host_arrays() override {
     std::vector<HostArray> out;
