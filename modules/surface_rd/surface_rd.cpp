@@ -123,8 +123,10 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
     }
     for (int k = 0; k < faces; ++k) slot_angle[static_cast<std::size_t>(k) * pitch_ + v] /= total;
   }
-  ring_weight_.assign(convert<Real>(slot_weight));
-  ring_angle_.assign(convert<Real>(slot_angle));
+  std::vector<SlotWeights<Real>> slots(slot_weight.size());
+  for (std::size_t k = 0; k < slots.size(); ++k)
+    slots[k] = SlotWeights<Real>{static_cast<Real>(slot_weight[k]), static_cast<Real>(slot_angle[k])};
+  ring_weights_.assign(slots);
   ring_.assign(ell);
   ring_degree_.assign(degree);
   std::vector<Point<Real>> points(n);
@@ -162,8 +164,7 @@ MeshView<Real> MeshOperators<Real>::view() const {
   v.ring_degree = ring_degree_.span();
   v.pitch = pitch_;
   v.points = points_.span();
-  v.ring_weight = ring_weight_.span();
-  v.ring_angle = ring_angle_.span();
+  v.ring_weights = ring_weights_.span();
   return v;
 }
 

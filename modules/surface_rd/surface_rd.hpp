@@ -58,7 +58,7 @@ class MeshOperators {
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
   DeviceBuffer<Point<Real>> points_;
-  DeviceBuffer<Real> ring_weight_, ring_angle_;
+  DeviceBuffer<SlotWeights<Real>> ring_weights_;
   std::size_t pitch_ = 0;
   double spectral_radius_ = 0.0;
 };

@@ -31,6 +31,12 @@ struct alignas(4 * sizeof(Real)) Point {
   Real x, y, z, w;
 };
 
+/// The two weights of a ring slot, loaded together.
+template <class Real>
+struct alignas(2 * sizeof(Real)) SlotWeights {
+  Real laplacian, angle;
+};
+
 /// The mesh operators as kernels see them (precision Real; built by MeshOperators in surface_rd.hpp).
 template <class Real>
 struct MeshView {
@@ -52,9 +58,10 @@ struct MeshView {
   Span<const std::int32_t> ring, ring_degree;
   std::size_t pitch = 0;
   Span<const Point<Real>> points;  ///< vertex positions [length], one aligned (x, y, z, 0) per vertex
-  /// Per ring slot (same layout as `ring`): the Laplacian weight (cot a + cot b) / (2 A_i) of the edge to
-  /// neighbour k [1/length^2], and the normalised angle at i of the face (i, n_k, n_k+1) (eq. 4 weight).
-  Span<const Real> ring_weight, ring_angle;
+  /// Per ring slot (same layout as `ring`), one aligned pair: the Laplacian weight (cot a + cot b) / (2 A_i)
+  /// of the edge to neighbour k [1/length^2], and the normalised angle at i of the face (i, n_k, n_k+1)
+  /// (eq. 4 weight).
+  Span<const SlotWeights<Real>> ring_weights;
 
   /// Applies the boundary projection of vertex i to the vertex gradient g[0..2].
   TISSUE_HD void project_boundary(std::size_t i, Real* g) const {
@@ -322,7 +329,8 @@ TISSUE_HD void ring_weights_derivative_at(const MeshView<Real>& m, const Model& 
   Real aj = u[j], bj = u[n + j];
   for (int k = 0; k < degree; ++k) {
     const std::size_t slot = static_cast<std::size_t>(k) * m.pitch + i;
-    const Real w = m.ring_weight[slot];
+    const SlotWeights<Real> sw = m.ring_weights[slot];
+    const Real w = sw.laplacian;
     lap_a += w * (aj - ai);
     lap_b += w * (bj - bi);
     const int next = k + 1 == degree ? 0 : k + 1;
@@ -338,7 +346,7 @@ TISSUE_HD void ring_weights_derivative_at(const MeshView<Real>& m, const Model& 
                           (el[0] * nrm[1] - el[1] * nrm[0]) * s2};
       const Real r2[3] = {(nrm[1] * ej[2] - nrm[2] * ej[1]) * s2, (nrm[2] * ej[0] - nrm[0] * ej[2]) * s2,
                           (nrm[0] * ej[1] - nrm[1] * ej[0]) * s2};
-      const Real theta = m.ring_angle[slot];
+      const Real theta = sw.angle;
       const Real daj = aj - ai, dal = al - ai, dbj = bj - bi, dbl = bl - bi;
       for (int c = 0; c < 3; ++c) {
         ga[c] += theta * (daj * r1[c] + dal * r2[c]);
