@@ -9,7 +9,6 @@
 #include <cstring>
 #include <iomanip>
 #include <limits>
-#include <map>
 #include <sstream>
 #include <system_error>
 

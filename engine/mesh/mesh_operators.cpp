@@ -67,6 +67,17 @@ void CotangentLaplacian::apply(const std::vector<double>& f, std::vector<double>
   }
 }
 
+double CotangentLaplacian::spectral_radius_bound() const {
+  double bound = 0.0;
+  for (std::size_t i = 0; i < area.size(); ++i) {
+    double row = 0.0;
+    for (auto k = static_cast<std::size_t>(offsets[i]); k < static_cast<std::size_t>(offsets[i + 1]); ++k)
+      row += std::abs(weights[k]);
+    bound = std::max(bound, 2.0 * row / area[i]);
+  }
+  return bound;
+}
+
 FaceGradients face_gradients(const TriangleMesh& mesh) {
   FaceGradients g;
   const std::size_t nf = mesh.face_count();

@@ -32,6 +32,9 @@ struct CotangentLaplacian {
 
   /// out = L f on the host (reference evaluation; f and out have one value per vertex).
   void apply(const std::vector<double>& f, std::vector<double>& out) const;
+  /// Gershgorin bound on the spectral radius of L: max_i 2 sum_j |w_ij| / A_i [1/length^2] (explicit
+  /// time steps of diffusion are stable below 2 / (D times this)).
+  double spectral_radius_bound() const;
 };
 
 /// Builds the operator. Throws nothing for a valid mesh (mesh::validate).

@@ -27,13 +27,8 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
   const auto g = mesh::face_gradients(m);
   const std::size_t n = m.vertex_count(), nf = m.face_count();
   std::vector<double> inv_area(n), gj(3 * nf), gk(3 * nf), face_weight(topology.vertex_faces.size());
-  for (std::size_t i = 0; i < n; ++i) {
-    inv_area[i] = 1.0 / L.area[i];
-    double row = 0.0;
-    for (auto k = static_cast<std::size_t>(L.offsets[i]); k < static_cast<std::size_t>(L.offsets[i + 1]); ++k)
-      row += std::abs(L.weights[k]);
-    spectral_radius_ = std::max(spectral_radius_, 2.0 * row * inv_area[i]);
-  }
+  for (std::size_t i = 0; i < n; ++i) inv_area[i] = 1.0 / L.area[i];
+  spectral_radius_ = L.spectral_radius_bound();
   for (std::size_t t = 0; t < nf; ++t)
     for (std::size_t c = 0; c < 3; ++c) {
       gj[3 * t + c] = g.gj[t][c];
@@ -208,15 +203,18 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
       rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
         exec::parallel_for(n, FusedDerivativeKernel<Real, Model>{m, model, in, out, n});
       });
-    } else if (params_.path == KernelPath::ring_weights) {
-      exec::parallel_for(
-          n, RingWeightsEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
-      field_.swap();
-    } else if (params_.path == KernelPath::ring) {
-      exec::parallel_for(n, RingEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
-      field_.swap();
-    } else if (params_.path == KernelPath::fused) {
-      exec::parallel_for(n, FusedEulerKernel<Real, Model>{m, model, field_.current(), field_.next(), dt, n});
+    } else if (params_.path != KernelPath::baseline) {  // one kernel per step
+      const auto step = [&](auto derivative) {
+        using Derivative = decltype(derivative);
+        exec::parallel_for(
+            n, OneKernelEuler<Real, Model, Derivative>{m, model, field_.current(), field_.next(), dt, n});
+      };
+      if (params_.path == KernelPath::ring_weights)
+        step(RingWeightsDerivative{});
+      else if (params_.path == KernelPath::ring)
+        step(RingDerivative{});
+      else
+        step(FusedDerivative{});
       field_.swap();
     } else {  // the seed's baseline: lap, faceGradients, vertexGradients, update
       lap_.ensure(2 * n);

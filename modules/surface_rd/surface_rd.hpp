@@ -50,7 +50,7 @@ class MeshOperators {
   MeshOperators(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
   MeshView<Real> view() const;
   std::size_t faces() const { return faces_.size() / 3; }
-  /// Gershgorin bound on the spectral radius of the Laplacian: max_i 2 sum_j |w_ij| / A_i [1/length^2].
+  /// Gershgorin bound on the spectral radius of the Laplacian (mesh::CotangentLaplacian) [1/length^2].
   double spectral_radius_bound() const { return spectral_radius_; }
 
  private:

@@ -365,26 +365,33 @@ TISSUE_HD void ring_weights_derivative_at(const MeshView<Real>& m, const Model& 
   model(ai, bi, lap_a, lap_b, dot, da, db);
 }
 
-/// `ring_weights` path explicit Euler step.
-template <class Real, class Model>
-struct RingWeightsEulerKernel {
-  MeshView<Real> m;
-  Model model;
-  Span<const Real> u;
-  Span<Real> out;
-  Real dt;
-  std::size_t n;
-  TISSUE_HD void operator()(std::size_t i) const {
-    Real da, db;
-    ring_weights_derivative_at(m, model, u.data(), n, i, da, db);
-    out[i] = u[i] + dt * da;
-    out[n + i] = u[n + i] + dt * db;
+/// How a one-kernel path evaluates the time derivative at a vertex: the stored operators (fused), the
+/// geometry recomputed from the one-ring (ring), or per-slot weights (ring_weights).
+struct FusedDerivative {
+  template <class Real, class Model>
+  TISSUE_HD static void at(const MeshView<Real>& m, const Model& model, const Real* u, std::size_t n,
+                           std::size_t i, Real& da, Real& db) {
+    derivative_at(m, model, u, n, i, da, db);
+  }
+};
+struct RingDerivative {
+  template <class Real, class Model>
+  TISSUE_HD static void at(const MeshView<Real>& m, const Model& model, const Real* u, std::size_t n,
+                           std::size_t i, Real& da, Real& db) {
+    ring_derivative_at(m, model, u, n, i, da, db);
+  }
+};
+struct RingWeightsDerivative {
+  template <class Real, class Model>
+  TISSUE_HD static void at(const MeshView<Real>& m, const Model& model, const Real* u, std::size_t n,
+                           std::size_t i, Real& da, Real& db) {
+    ring_weights_derivative_at(m, model, u, n, i, da, db);
   }
 };
 
-/// `ring` path explicit Euler step.
-template <class Real, class Model>
-struct RingEulerKernel {
+/// One explicit Euler step in one kernel, the derivative evaluated by Derivative (a tag above).
+template <class Real, class Model, class Derivative>
+struct OneKernelEuler {
   MeshView<Real> m;
   Model model;
   Span<const Real> u;
@@ -393,24 +400,7 @@ struct RingEulerKernel {
   std::size_t n;
   TISSUE_HD void operator()(std::size_t i) const {
     Real da, db;
-    ring_derivative_at(m, model, u.data(), n, i, da, db);
-    out[i] = u[i] + dt * da;
-    out[n + i] = u[n + i] + dt * db;
-  }
-};
-
-/// Fused explicit Euler step.
-template <class Real, class Model>
-struct FusedEulerKernel {
-  MeshView<Real> m;
-  Model model;
-  Span<const Real> u;
-  Span<Real> out;
-  Real dt;
-  std::size_t n;
-  TISSUE_HD void operator()(std::size_t i) const {
-    Real da, db;
-    derivative_at(m, model, u.data(), n, i, da, db);
+    Derivative::at(m, model, u.data(), n, i, da, db);
     out[i] = u[i] + dt * da;
     out[n + i] = u[n + i] + dt * db;
   }

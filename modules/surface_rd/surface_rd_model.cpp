@@ -262,11 +262,10 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 
   const double h = mean_edge_length(*m, topology);
   const double dt = settings.dt_given ? settings.dt : dt_factor * h * h;
-  // explicit stability of the diffusion part, from a Gershgorin bound on the Laplacian's spectrum (float is
-  // enough for the bound: double precision only matters for the step itself)
-  const MeshOperators<float> bound_ops(*m, topology);
+  // explicit stability of the diffusion part, from a Gershgorin bound on the Laplacian's spectrum (host
+  // only: nothing is allocated on the device before the input is accepted)
   const double limit = (p.integrator == Integrator::rk4 ? 2.785 : 2.0) /
-                       (p.max_diffusion() * bound_ops.spectral_radius_bound());
+                       (p.max_diffusion() * mesh::cotangent_laplacian(*m, topology).spectral_radius_bound());
   if (dt > limit) {
     std::ostringstream msg;
     msg << "time step " << dt << (settings.dt_given ? "" : " (surface_rd.dt_factor * mean edge^2)")

@@ -26,6 +26,23 @@ SurfaceField<Real>& field_of(Simulation& sim) {
   return dynamic_cast<SurfaceField<Real>&>(*sim.world->fields.front());
 }
 
+/// The field's current values (both species) in double, whatever the run's precision.
+std::vector<double> values_of(Simulation& sim) {
+  if (auto* f = dynamic_cast<SurfaceField<float>*>(sim.world->fields.front().get())) {
+    f->download();
+    return {f->host().begin(), f->host().end()};
+  }
+  auto& d = field_of<double>(sim);
+  d.download();
+  return d.host();
+}
+
+double max_abs_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) d = std::max(d, std::abs(a[i] - b[i]));
+  return d;
+}
+
 /// sum_i A_i u_s(i) with the mixed Voronoi areas (the conserved quantity of pure diffusion).
 template <class Real>
 double weighted_total(SurfaceField<Real>& f, const std::vector<double>& area, int s) {
@@ -141,18 +158,9 @@ noise = 0.05
   auto baseline = build(with(scenario, "KERNEL", "baseline"));
   fused->advance(1000);
   baseline->advance(1000);
-  auto& a = field_of<float>(*fused);
-  auto& b = field_of<float>(*baseline);
-  a.download();
-  b.download();
-  double diff = 0.0, change = 0.0;
-  for (std::size_t i = 0; i < a.host().size(); ++i)
-    diff = std::max(diff, std::abs(double(a.host()[i]) - b.host()[i]));
   auto initial = build(with(scenario, "KERNEL", "fused"));
-  auto& c = field_of<float>(*initial);
-  c.download();
-  for (std::size_t i = 0; i < a.host().size(); ++i)
-    change = std::max(change, std::abs(double(a.host()[i]) - c.host()[i]));
+  const auto a = values_of(*fused), b = values_of(*baseline), c = values_of(*initial);
+  const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
   INFO("max difference " << diff << ", max change over the run " << change);
   CHECK(diff < 1e-5);  // float rounding: the two paths sum the same terms in other orders
   CHECK(change > 100 * diff);
@@ -190,24 +198,8 @@ noise = 0.05
         auto start = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
         fused->advance(300);
         ring->advance(300);
-        const auto values = [](Simulation& sim) {
-          std::vector<double> v;
-          if (auto* f = dynamic_cast<SurfaceField<float>*>(sim.world->fields.front().get())) {
-            f->download();
-            v.assign(f->host().begin(), f->host().end());
-          } else {
-            auto& d = field_of<double>(sim);
-            d.download();
-            v = d.host();
-          }
-          return v;
-        };
-        const auto a = values(*fused), b = values(*ring), c = values(*start);
-        double diff = 0.0, change = 0.0;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          diff = std::max(diff, std::abs(a[i] - b[i]));
-          change = std::max(change, std::abs(a[i] - c[i]));
-        }
+        const auto a = values_of(*fused), b = values_of(*ring), c = values_of(*start);
+        const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
         INFO("max difference " << diff << ", max change " << change);
         // in float the recomputed geometry carries the rounding of position differences: |x| / edge ~ 60 on
         // the scaled bunny, so a relative 1e-4 of the change; in double the two paths agree to 1e-11
