@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libssl-dev     # run.json (JSON) and the scenario's SHA-256 in it
   libhdf5-dev                       # checkpoints (HDF5)
   libtinyobjloader-dev              # OBJ meshes
+  libmetis-dev                      # mesh partitioning (surface reaction-diffusion patches)
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests

@@ -133,4 +133,42 @@ std::array<double, 3> FaceGradients::vertex_gradient(const TriangleMesh& mesh, c
   return sum;
 }
 
+VertexGradientOperator vertex_gradient_operator(const TriangleMesh& mesh, const MeshTopology& topology,
+                                                const FaceGradients& gradients) {
+  VertexGradientOperator op;
+  op.offsets = topology.vertex_offsets;
+  op.neighbours = topology.vertex_neighbours;
+  op.weights.assign(op.neighbours.size(), {0.0, 0.0, 0.0});
+  for (std::size_t v = 0; v < mesh.vertex_count(); ++v) {
+    const auto first = static_cast<std::size_t>(topology.face_offsets[v]),
+               last = static_cast<std::size_t>(topology.face_offsets[v + 1]);
+    double total = 0.0;
+    for (std::size_t k = first; k < last; ++k) {
+      const auto t = static_cast<std::size_t>(topology.vertex_faces[k]);
+      for (int c = 0; c < 3; ++c)
+        if (mesh.corner(t, c) == static_cast<std::int32_t>(v))
+          total += gradients.angle[3 * t + static_cast<std::size_t>(c)];
+    }
+    const auto row_first = op.neighbours.begin() + op.offsets[v],
+               row_last = op.neighbours.begin() + op.offsets[v + 1];
+    for (std::size_t k = first; k < last; ++k) {
+      const auto t = static_cast<std::size_t>(topology.vertex_faces[k]);
+      int corner = 0;
+      while (mesh.corner(t, corner) != static_cast<std::int32_t>(v)) ++corner;
+      const double w = gradients.angle[3 * t + static_cast<std::size_t>(corner)] / total;
+      // hat-function gradients of the face's corners: phi_1 = gj, phi_2 = gk, phi_0 = -(gj + gk)
+      const std::array<double, 3> g1 = gradients.gj[t], g2 = gradients.gk[t];
+      const std::array<double, 3> g0{-(g1[0] + g2[0]), -(g1[1] + g2[1]), -(g1[2] + g2[2])};
+      const std::array<double, 3>* hat[3] = {&g0, &g1, &g2};
+      for (int c = 0; c < 3; ++c) {
+        if (c == corner) continue;
+        const auto at = static_cast<std::size_t>(std::lower_bound(row_first, row_last, mesh.corner(t, c)) -
+                                                 op.neighbours.begin());
+        for (std::size_t d = 0; d < 3; ++d) op.weights[at][d] += w * (*hat[c])[d];
+      }
+    }
+  }
+  return op;
+}
+
 }  // namespace tissue::mesh

@@ -59,4 +59,18 @@ struct FaceGradients {
 /// Builds the face quantities of eqs. 3 and 4.
 FaceGradients face_gradients(const TriangleMesh& mesh);
 
+/// The vertex gradient of eq. 4 as one linear stencil over the vertex-vertex CSR of the topology:
+/// grad f(v) = sum_k weights[k] (f[neighbours[k]] - f[v]) for k in [offsets[v], offsets[v + 1]), where
+/// weights[k] = sum over the faces T holding both v and j = neighbours[k] of theta_T(v) / sum_T theta_T(v)
+/// times grad phi_j(T), the gradient of j's hat function on T [1/length]. Equal to
+/// FaceGradients::vertex_gradient to rounding; a kernel then needs no positions nor face loop.
+struct VertexGradientOperator {
+  std::vector<std::int32_t> offsets, neighbours;
+  std::vector<std::array<double, 3>> weights;
+};
+
+/// Builds the operator from the face quantities (face_gradients(mesh)). Throws nothing for a valid mesh.
+VertexGradientOperator vertex_gradient_operator(const TriangleMesh& mesh, const MeshTopology& topology,
+                                                const FaceGradients& gradients);
+
 }  // namespace tissue::mesh

@@ -4,6 +4,7 @@
 // conservation, symmetry and the partition of the surface area by the mixed Voronoi areas.
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -16,6 +17,7 @@
 
 #include "engine/exec/error.hpp"
 #include "engine/mesh/mesh_operators.hpp"
+#include "engine/mesh/mesh_partition.hpp"
 #include "engine/mesh/triangle_mesh.hpp"
 
 using namespace tissue;
@@ -285,4 +287,90 @@ TEST_CASE("one-rings list each vertex's neighbours counter-clockwise, open fans 
     }
     CHECK(fans == 3 * m.face_count());  // every face seen once from each of its corners
   }
+}
+
+TEST_CASE("the vertex-gradient stencil equals the angle-weighted average of face gradients", "[mesh]") {
+  // an independent evaluation: eq. 4 face by face (FaceGradients::vertex_gradient) against the assembled
+  // per-edge weights, on an open irregular mesh and a closed one, for a non-linear function
+  for (const auto& m : {read_obj(mesh_dir() / "stanford-bunny.obj"), icosphere(3, 2.0)}) {
+    const auto t = build_topology(m);
+    const auto g = face_gradients(m);
+    const auto op = vertex_gradient_operator(m, t, g);
+    const auto f = sample(m, [](double x, double y, double z) { return std::sin(40 * x) + y * z + x * x; });
+    double worst = 0.0, scale = 0.0;
+    for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+      const auto expected = g.vertex_gradient(m, t, f, v);
+      std::array<double, 3> got{0.0, 0.0, 0.0};
+      for (auto k = static_cast<std::size_t>(op.offsets[v]); k < static_cast<std::size_t>(op.offsets[v + 1]);
+           ++k)
+        for (std::size_t c = 0; c < 3; ++c)
+          got[c] += op.weights[k][c] * (f[static_cast<std::size_t>(op.neighbours[k])] - f[v]);
+      for (std::size_t c = 0; c < 3; ++c) {
+        worst = std::max(worst, std::abs(got[c] - expected[c]));
+        scale = std::max(scale, std::abs(expected[c]));
+      }
+    }
+    INFO(m.vertex_count() << " vertices: max difference " << worst << " of " << scale);
+    CHECK(scale > 1.0);
+    CHECK(worst < 1e-12 * scale);
+  }
+}
+
+TEST_CASE("METIS patches cover every vertex once, with halos at the right graph distance", "[mesh]") {
+  const auto bunny = read_obj(mesh_dir() / "stanford-bunny.obj");
+  const auto rect = rectangle_mesh(60, 50, 6.0, 5.0);
+  for (const auto* m : {&bunny, &rect})
+    for (const int levels : {0, 1, 3}) {
+      const auto t = build_topology(*m);
+      const std::size_t n = m->vertex_count(), target = 400;
+      const std::size_t parts = n / target;
+      const auto part = partition_vertices(t, parts);
+      REQUIRE(part.size() == n);
+      std::vector<std::size_t> sizes(parts, 0);
+      for (const auto p : part) {
+        REQUIRE(p >= 0);
+        REQUIRE(static_cast<std::size_t>(p) < parts);
+        ++sizes[static_cast<std::size_t>(p)];
+      }
+      // METIS balances within its default 3 % imbalance tolerance
+      CHECK(*std::max_element(sizes.begin(), sizes.end()) <= static_cast<std::size_t>(1.05 * n / parts) + 1);
+      const auto patches = mesh_patches(t, part, levels);
+      INFO(n << " vertices, " << patches.patches() << " patches, " << levels << " halo levels");
+      CHECK(patches.patches() == parts);
+      std::vector<int> owner(n, 0);
+      for (std::size_t p = 0; p < patches.patches(); ++p) {
+        const auto base = static_cast<std::size_t>(patches.offsets[p]);
+        REQUIRE(patches.level_end(p, levels) == patches.local_count(p));
+        // breadth-first distances from the patch's own vertices, computed here independently
+        std::vector<int> distance(n, -1);
+        std::vector<std::int32_t> queue;
+        for (std::size_t l = 0; l < patches.level_end(p, 0); ++l) {
+          const auto v = static_cast<std::size_t>(patches.vertices[base + l]);
+          ++owner[v];
+          distance[v] = 0;
+          queue.push_back(static_cast<std::int32_t>(v));
+        }
+        std::size_t within = queue.size();
+        for (std::size_t q = 0; q < queue.size(); ++q) {
+          const auto v = static_cast<std::size_t>(queue[q]);
+          if (distance[v] == levels) continue;
+          for (auto k = t.vertex_offsets[v]; k < t.vertex_offsets[v + 1]; ++k) {
+            const auto w = static_cast<std::size_t>(t.vertex_neighbours[static_cast<std::size_t>(k)]);
+            if (distance[w] >= 0) continue;
+            distance[w] = distance[v] + 1;
+            queue.push_back(static_cast<std::int32_t>(w));
+            ++within;
+          }
+        }
+        REQUIRE(patches.local_count(p) == within);
+        int level = 0;
+        for (std::size_t l = 0; l < patches.local_count(p); ++l) {
+          while (l >= patches.level_end(p, level)) ++level;
+          REQUIRE(distance[static_cast<std::size_t>(patches.vertices[base + l])] == level);
+          if (l > 0 && l != patches.level_end(p, level > 0 ? level - 1 : 0))
+            REQUIRE(patches.vertices[base + l - 1] < patches.vertices[base + l]);
+        }
+      }
+      CHECK(std::count(owner.begin(), owner.end(), 1) == static_cast<std::ptrdiff_t>(n));
+    }
 }
