@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/exec/algorithms.hpp"
+#include "engine/exec/block_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 using namespace tissue;
@@ -18,7 +19,46 @@ struct Square {
   Span<float> out;
   TISSUE_HD void operator()(std::size_t i) const { out[i] = in[i] * in[i]; }
 };
+
+/// Each block reverses its segment of `in` through scratch memory, then adds the segment's first value
+/// (read back from scratch after a barrier): wrong without the barrier or with scratch shared across blocks.
+struct ReverseSegments {
+  Span<const int> in;
+  Span<int> out;
+  std::size_t segment;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    int* scratch = static_cast<int*>(block.shared());
+    const std::size_t first = block.index() * segment;
+    const std::size_t count = first + segment <= in.size() ? segment : in.size() - first;
+    block.for_each(count, [&](std::size_t l) { scratch[count - 1 - l] = in[first + l]; });
+    block.sync();
+    block.for_each(count, [&](std::size_t l) { out[first + l] = scratch[l] + scratch[count - 1]; });
+  }
+};
 }  // namespace
+
+TEST_CASE("block_for gives every block its own scratch memory and a barrier", "[exec]") {
+  for (const std::size_t n : {1u, 700u, 100000u})
+    for (const std::size_t segment : {1u, 37u, 1000u}) {
+      std::vector<int> host(n);
+      std::iota(host.begin(), host.end(), 3);
+      DeviceBuffer<int> in(n), out(n);
+      in.upload(host.data(), n);
+      exec::fill(out.span(), -1);
+      const std::size_t blocks = (n + segment - 1) / segment;
+      exec::block_for(blocks, 128, segment * sizeof(int), ReverseSegments{in.span(), out.span(), segment});
+      std::vector<int> got(n);
+      out.download(got.data(), n);
+      std::size_t wrong = 0;
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t first = b * segment, count = std::min(segment, n - first);
+        for (std::size_t l = 0; l < count; ++l)
+          wrong += got[first + l] != host[first + count - 1 - l] + host[first];
+      }
+      INFO(n << " values in segments of " << segment);
+      CHECK(wrong == 0);
+    }
+}
 
 TEST_CASE("parallel_for visits every index exactly once", "[exec]") {
   for (std::size_t n : {1u, 255u, 256u, 257u, 100000u}) {

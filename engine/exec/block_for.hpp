@@ -1,0 +1,90 @@
+#pragma once
+/// @file block_for.hpp
+/// Block-cooperative launches, for kernels whose threads share scratch memory and synchronise (a mesh
+/// patch and its halo advanced several steps in shared memory): exec::block_for(blocks, threads,
+/// shared_bytes, f) calls f(block) once per block index in [0, blocks).
+///
+/// The functor has a `TISSUE_HD void operator()(const exec::Block&) const` and works only through the
+/// block: block.for_each(count, g) calls g(l) for l in [0, count) spread over the block's threads, and
+/// block.sync() is a barrier between such loops; block.shared() is the block's scratch memory
+/// (shared_bytes, aligned for any scalar). Iterations of one for_each must be independent. On the CUDA
+/// backend a block is a thread block with `threads` threads and dynamic shared memory; on the CPU backend
+/// one OpenMP thread runs a whole block (for_each is a plain loop, sync does nothing) with its own scratch
+/// buffer, blocks spread over the threads. Both backends then give the same results.
+///
+/// As with parallel_for, a translation unit that launches must be compiled as CUDA in CUDA builds.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/config.hpp"
+
+namespace tissue::exec {
+
+/// One block of a block_for launch: its index, its scratch memory, and its collective loop and barrier.
+class Block {
+ public:
+  TISSUE_HD Block(std::size_t index, void* shared) : index_(index), shared_(shared) {}
+  TISSUE_HD std::size_t index() const { return index_; }
+  TISSUE_HD void* shared() const { return shared_; }
+  /// Calls f(l) for l in [0, count), spread over the block's threads.
+  template <class F>
+  TISSUE_HD void for_each(std::size_t count, const F& f) const {
+#if TISSUE_ON_DEVICE
+    for (std::size_t l = threadIdx.x; l < count; l += blockDim.x) f(l);
+#else
+    for (std::size_t l = 0; l < count; ++l) f(l);
+#endif
+  }
+  /// Barrier: every for_each before it has finished in every thread of the block.
+  TISSUE_HD void sync() const {
+#if TISSUE_ON_DEVICE
+    __syncthreads();
+#endif
+  }
+
+ private:
+  std::size_t index_;
+  void* shared_;
+};
+
+}  // namespace tissue::exec
+
+#if defined(TISSUE_BACKEND_CUDA) && defined(__CUDACC__)
+#include "cuda/launch_blocks.cuh"
+#endif
+
+namespace tissue::exec {
+
+/// Runs f(Block) for every block in [0, blocks) on the active backend (asynchronous on CUDA, like
+/// parallel_for). `threads` (1 to 1024) applies to the CUDA backend; `shared_bytes` is each block's
+/// scratch memory (at most the device's shared memory per block on CUDA).
+template <class F>
+void block_for(std::size_t blocks, unsigned threads, std::size_t shared_bytes, const F& f) {
+  if (blocks == 0) return;
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+#if defined(__CUDACC__)
+    cuda::launch_blocks(blocks, threads, shared_bytes, f);
+    return;
+#else
+    static_assert(sizeof(F) == 0,
+                  "block_for in a CUDA build needs this file compiled as CUDA: add it to "
+                  "tissue_kernel_sources() in CMake");
+#endif
+  }
+#endif
+  (void)threads;
+  const auto count = static_cast<std::int64_t>(blocks);
+#pragma omp parallel
+  {
+    const std::size_t words = (shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+    const std::unique_ptr<std::max_align_t[]> scratch(new std::max_align_t[words > 0 ? words : 1]);
+#pragma omp for schedule(static)
+    for (std::int64_t b = 0; b < count; ++b) f(Block(static_cast<std::size_t>(b), scratch.get()));
+  }
+}
+
+}  // namespace tissue::exec
