@@ -5,7 +5,10 @@
 #include <cmath>
 
 #include "engine/exec/algorithms.hpp"
+#include "engine/exec/block_for.hpp"
+#include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
+#include "engine/mesh/mesh_partition.hpp"
 
 namespace tissue::surface_rd {
 
@@ -14,40 +17,59 @@ double SurfaceRdParams::max_diffusion() const {
   return std::max(reaction.diffusion[0], reaction.diffusion[1]);
 }
 
+KernelPath kernel_path(const std::string& name) {
+  for (const KernelPath p : {KernelPath::baseline, KernelPath::fused, KernelPath::ring,
+                             KernelPath::ring_weights, KernelPath::stencil, KernelPath::patches})
+    if (name == kernel_name(p)) return p;
+  throw std::invalid_argument("unknown surface_rd kernel path '" + name + "'");
+}
+
+const char* kernel_name(KernelPath path) {
+  switch (path) {
+    case KernelPath::baseline:
+      return "baseline";
+    case KernelPath::fused:
+      return "fused";
+    case KernelPath::ring:
+      return "ring";
+    case KernelPath::ring_weights:
+      return "ring_weights";
+    case KernelPath::stencil:
+      return "stencil";
+    case KernelPath::patches:
+      return "patches";
+  }
+  return "?";
+}
+
+std::string kernel_description(KernelPath path) {
+  switch (path) {
+    case KernelPath::baseline:
+      return "baseline kernels";
+    case KernelPath::fused:
+      return "fused kernel";
+    case KernelPath::ring:
+      return "ring kernel";
+    case KernelPath::ring_weights:
+      return "ring kernel with stored weights";
+    case KernelPath::stencil:
+      return "assembled stencil kernel";
+    case KernelPath::patches:
+      return "METIS patches in shared memory";
+  }
+  return "?";
+}
+
 namespace {
 template <class To, class From>
 std::vector<To> convert(const std::vector<From>& v) {
   return std::vector<To>(v.begin(), v.end());
 }
-}  // namespace
 
-template <class Real>
-MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology) {
-  const auto L = mesh::cotangent_laplacian(m, topology);
-  const auto g = mesh::face_gradients(m);
-  const std::size_t n = m.vertex_count(), nf = m.face_count();
-  std::vector<double> inv_area(n), gj(3 * nf), gk(3 * nf), face_weight(topology.vertex_faces.size());
-  for (std::size_t i = 0; i < n; ++i) inv_area[i] = 1.0 / L.area[i];
-  spectral_radius_ = L.spectral_radius_bound();
-  for (std::size_t t = 0; t < nf; ++t)
-    for (std::size_t c = 0; c < 3; ++c) {
-      gj[3 * t + c] = g.gj[t][c];
-      gk[3 * t + c] = g.gk[t][c];
-    }
-  for (std::size_t v = 0; v < n; ++v) {  // eq. 4: incident angles, normalised per vertex
-    double total = 0.0;
-    const auto first = static_cast<std::size_t>(topology.face_offsets[v]),
-               last = static_cast<std::size_t>(topology.face_offsets[v + 1]);
-    for (std::size_t k = first; k < last; ++k) {
-      const auto t = static_cast<std::size_t>(topology.vertex_faces[k]);
-      int corner = 0;
-      while (m.corner(t, corner) != static_cast<std::int32_t>(v)) ++corner;
-      face_weight[k] = g.angle[3 * t + static_cast<std::size_t>(corner)];
-      total += face_weight[k];
-    }
-    for (std::size_t k = first; k < last; ++k) face_weight[k] /= total;
-  }
-  // zero flux for the gradients on the boundary (apply_boundary_projection): a = (e1 . e2) / 2 e1, b = e2
+/// The zero-flux projection of every boundary vertex (apply_boundary_projection): 6 values per vertex,
+/// a = (e1 . e2) / 2 e1 and b = e2 for the unit directions of its two boundary edges; zeros elsewhere.
+std::vector<double> boundary_projections(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology) {
+  const std::size_t n = m.vertex_count();
   std::vector<double> projection(6 * n, 0.0);
   for (std::size_t v = 0; v < n; ++v) {
     if (!topology.boundary_vertex[v]) continue;
@@ -75,6 +97,66 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
       projection[6 * v + 3 + c] = dirs[1][c];
     }
   }
+  return projection;
+}
+
+/// The assembled one-ring stencils (StencilWeights, in double) of every vertex in one-ring order: slot k
+/// of vertex v (neighbour ring.ring[ring.offsets[v] + k]) at index ring.offsets[v] + k.
+std::vector<std::array<double, 4>> assemble_stencils(const mesh::TriangleMesh& m,
+                                                     const mesh::MeshTopology& topology,
+                                                     const mesh::CotangentLaplacian& L,
+                                                     const mesh::FaceGradients& g, const mesh::OneRing& ring,
+                                                     const std::vector<double>& projection) {
+  const auto G = mesh::vertex_gradient_operator(m, topology, g);
+  std::vector<std::array<double, 4>> stencil(ring.ring.size());
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    const double* a = projection.data() + 6 * v;
+    const double* b = a + 3;
+    const bool project = b[0] != 0.0 || b[1] != 0.0 || b[2] != 0.0;
+    for (auto k = static_cast<std::size_t>(ring.offsets[v]);
+         k < static_cast<std::size_t>(ring.offsets[v + 1]); ++k) {
+      const auto row_first = L.neighbours.begin() + L.offsets[v],
+                 row_last = L.neighbours.begin() + L.offsets[v + 1];
+      const auto at = static_cast<std::size_t>(std::lower_bound(row_first, row_last, ring.ring[k]) -
+                                               L.neighbours.begin());
+      std::array<double, 3> gv = G.weights[at];  // same CSR as L (the topology's)
+      if (project) apply_boundary_projection(a, b, gv.data());
+      stencil[k] = {L.weights[at] / L.area[v], gv[0], gv[1], gv[2]};
+    }
+  }
+  return stencil;
+}
+
+}  // namespace
+
+template <class Real>
+MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology,
+                                   const PatchSettings& patches) {
+  const auto L = mesh::cotangent_laplacian(m, topology);
+  const auto g = mesh::face_gradients(m);
+  const std::size_t n = m.vertex_count(), nf = m.face_count();
+  std::vector<double> inv_area(n), gj(3 * nf), gk(3 * nf), face_weight(topology.vertex_faces.size());
+  for (std::size_t i = 0; i < n; ++i) inv_area[i] = 1.0 / L.area[i];
+  spectral_radius_ = L.spectral_radius_bound();
+  for (std::size_t t = 0; t < nf; ++t)
+    for (std::size_t c = 0; c < 3; ++c) {
+      gj[3 * t + c] = g.gj[t][c];
+      gk[3 * t + c] = g.gk[t][c];
+    }
+  for (std::size_t v = 0; v < n; ++v) {  // eq. 4: incident angles, normalised per vertex
+    double total = 0.0;
+    const auto first = static_cast<std::size_t>(topology.face_offsets[v]),
+               last = static_cast<std::size_t>(topology.face_offsets[v + 1]);
+    for (std::size_t k = first; k < last; ++k) {
+      const auto t = static_cast<std::size_t>(topology.vertex_faces[k]);
+      int corner = 0;
+      while (m.corner(t, corner) != static_cast<std::int32_t>(v)) ++corner;
+      face_weight[k] = g.angle[3 * t + static_cast<std::size_t>(corner)];
+      total += face_weight[k];
+    }
+    for (std::size_t k = first; k < last; ++k) face_weight[k] /= total;
+  }
+  const std::vector<double> projection = boundary_projections(m, topology);
   boundary_projection_.assign(convert<Real>(projection));
   // the one-ring in padded column-major order: slot k of vertex v at k * pitch + v, pitch a multiple of 32
   const auto ring = mesh::one_ring(m, topology);
@@ -129,6 +211,21 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
     points[v] =
         Point<Real>{static_cast<Real>(m.x[v]), static_cast<Real>(m.y[v]), static_cast<Real>(m.z[v]), Real(0)};
   points_.assign(points);
+  // the assembled stencils (`stencil` path), in the ring's layout
+  const auto stencil = assemble_stencils(m, topology, L, g, ring, projection);
+  const auto to_weights = [](const std::array<double, 4>& w) {
+    return StencilWeights<Real>{static_cast<Real>(w[0]), static_cast<Real>(w[1]), static_cast<Real>(w[2]),
+                                static_cast<Real>(w[3])};
+  };
+  {
+    std::vector<StencilWeights<Real>> ell_stencil(ell.size(), StencilWeights<Real>{0, 0, 0, 0});
+    for (std::size_t v = 0; v < n; ++v)
+      for (int k = 0; k < ring.offsets[v + 1] - ring.offsets[v]; ++k)
+        ell_stencil[static_cast<std::size_t>(k) * pitch_ + v] =
+            to_weights(stencil[static_cast<std::size_t>(ring.offsets[v] + k)]);
+    stencil_.assign(ell_stencil);
+  }
+  if (patches.levels > 0) build_patches(m, topology, ring, stencil, patches);
   offsets_.assign(L.offsets);
   neighbours_.assign(L.neighbours);
   faces_.assign(m.faces);
@@ -139,6 +236,89 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
   gj_.assign(convert<Real>(gj));
   gk_.assign(convert<Real>(gk));
   face_weight_.assign(convert<Real>(face_weight));
+}
+
+template <class Real>
+void MeshOperators<Real>::build_patches(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology,
+                                        const mesh::OneRing& ring,
+                                        const std::vector<std::array<double, 4>>& stencil,
+                                        const PatchSettings& settings) {
+  const std::size_t n = m.vertex_count();
+  const std::size_t parts =
+      std::max<std::size_t>(1, (n + settings.vertices / 2) / std::max<std::size_t>(1, settings.vertices));
+  const auto patches =
+      mesh::mesh_patches(topology, mesh::partition_vertices(topology, parts), settings.levels);
+  const int levels = settings.levels;
+  std::vector<std::int64_t> slot_offsets(patches.patches());
+  std::vector<std::uint8_t> degree(patches.vertices.size(), 0);
+  std::vector<std::uint16_t> neighbours;
+  std::vector<StencilWeights<Real>> weights;
+  std::vector<std::int32_t> local_of(n, -1);
+  patch_capacity_ = 0;
+  for (std::size_t p = 0; p < patches.patches(); ++p) {
+    const auto base = static_cast<std::size_t>(patches.offsets[p]);
+    const std::size_t count = patches.local_count(p), rows = patches.level_end(p, levels - 1);
+    if (count > 65536)
+      throw InputError("surface_rd: a mesh patch has " + std::to_string(count) +
+                       " vertices with its halo, more than the 65 536 of 16-bit local indices: lower "
+                       "patch_vertices or steps_per_launch");
+    patch_capacity_ = std::max(patch_capacity_, count);
+    patch_counts_.local += count;
+    patch_counts_.rows += rows;
+    for (std::size_t l = 0; l < count; ++l)
+      local_of[static_cast<std::size_t>(patches.vertices[base + l])] = static_cast<std::int32_t>(l);
+    std::size_t width = 0;
+    for (std::size_t l = 0; l < rows; ++l) {
+      const auto v = static_cast<std::size_t>(patches.vertices[base + l]);
+      const auto d = static_cast<std::size_t>(ring.offsets[v + 1] - ring.offsets[v]);
+      if (d > 255)
+        throw InputError("surface_rd: vertex " + std::to_string(v + 1) + " has " + std::to_string(d) +
+                         " neighbours; the patches path allows 255");
+      degree[base + l] = static_cast<std::uint8_t>(d);
+      width = std::max(width, d);
+      patch_counts_.slots += d;
+    }
+    slot_offsets[p] = static_cast<std::int64_t>(neighbours.size());
+    neighbours.resize(neighbours.size() + width * rows, 0);
+    weights.resize(neighbours.size(), StencilWeights<Real>{0, 0, 0, 0});
+    for (std::size_t l = 0; l < rows; ++l) {
+      const auto v = static_cast<std::size_t>(patches.vertices[base + l]);
+      for (std::size_t k = 0; k < degree[base + l]; ++k) {
+        const auto at = static_cast<std::size_t>(ring.offsets[v]) + k;
+        const std::int32_t local = local_of[static_cast<std::size_t>(ring.ring[at])];
+        // a vertex of level < levels has all its neighbours in the patch (level <= levels)
+        if (local < 0 || patches.vertices[base + static_cast<std::size_t>(local)] != ring.ring[at])
+          throw std::logic_error("surface_rd patches: a stencil neighbour is outside its patch");
+        const std::size_t slot = static_cast<std::size_t>(slot_offsets[p]) + k * rows + l;
+        neighbours[slot] = static_cast<std::uint16_t>(local);
+        weights[slot] =
+            StencilWeights<Real>{static_cast<Real>(stencil[at][0]), static_cast<Real>(stencil[at][1]),
+                                 static_cast<Real>(stencil[at][2]), static_cast<Real>(stencil[at][3])};
+      }
+    }
+  }
+  patch_levels_ = levels;
+  patch_offsets_.assign(patches.offsets);
+  patch_vertices_.assign(patches.vertices);
+  patch_level_ends_.assign(patches.level_ends);
+  patch_slot_offsets_.assign(slot_offsets);
+  patch_degree_.assign(degree);
+  patch_neighbours_.assign(neighbours);
+  patch_weights_.assign(weights);
+}
+
+template <class Real>
+PatchView<Real> MeshOperators<Real>::patch_view() const {
+  PatchView<Real> v;
+  v.offsets = patch_offsets_.span();
+  v.vertices = patch_vertices_.span();
+  v.level_ends = patch_level_ends_.span();
+  v.slot_offsets = patch_slot_offsets_.span();
+  v.degree = patch_degree_.span();
+  v.neighbours = patch_neighbours_.span();
+  v.weights = patch_weights_.span();
+  v.levels = patch_levels_;
+  return v;
 }
 
 template <class Real>
@@ -160,6 +340,7 @@ MeshView<Real> MeshOperators<Real>::view() const {
   v.pitch = pitch_;
   v.points = points_.span();
   v.ring_weights = ring_weights_.span();
+  v.stencil = stencil_.span();
   return v;
 }
 
@@ -192,48 +373,77 @@ SurfaceRdSystem<Real>::SurfaceRdSystem(const SurfaceRdParams& params, SurfaceFie
 
 template <class Real>
 void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
-  const auto dt = static_cast<Real>(ctx.dt);
+  const int steps = params_.steps_per_launch;
+  const auto dt = static_cast<Real>(ctx.dt / steps);
   const std::size_t n = field_.vertices();
   const MeshView<Real> m = ops_->view();
   with_model<Real>(params_, [&](auto model) {
     using Model = decltype(model);
+    // the one-kernel paths' derivative at a vertex, as a tag (the baseline's RK4 stages use the fused one)
+    const auto with_derivative = [&](auto&& f) {
+      if (params_.path == KernelPath::stencil)
+        f(StencilDerivative{});
+      else if (params_.path == KernelPath::ring_weights)
+        f(RingWeightsDerivative{});
+      else if (params_.path == KernelPath::ring)
+        f(RingDerivative{});
+      else
+        f(FusedDerivative{});
+    };
     if (params_.integrator == Integrator::rk4) {
       // RK4 stages need the previous state for the rate: keep it in next()
       exec::copy(Span<const Real>(field_.current()), field_.next(), 2 * n);
-      rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
-        exec::parallel_for(n, FusedDerivativeKernel<Real, Model>{m, model, in, out, n});
-      });
-    } else if (params_.path != KernelPath::baseline) {  // one kernel per step
-      const auto step = [&](auto derivative) {
+      with_derivative([&](auto derivative) {
         using Derivative = decltype(derivative);
-        exec::parallel_for(
-            n, OneKernelEuler<Real, Model, Derivative>{m, model, field_.current(), field_.next(), dt, n});
-      };
-      if (params_.path == KernelPath::ring_weights)
-        step(RingWeightsDerivative{});
-      else if (params_.path == KernelPath::ring)
-        step(RingDerivative{});
-      else
-        step(FusedDerivative{});
+        for (int s = 0; s < steps; ++s)
+          rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
+            exec::parallel_for(n, DerivativeKernel<Real, Model, Derivative>{m, model, in, out, n});
+          });
+      });
+      return;
+    }
+    if (params_.path == KernelPath::patches) {  // all steps in one launch
+      const PatchView<Real> v = ops_->patch_view();
+      if (v.levels != steps)
+        throw std::logic_error("surface_rd: the patches were built for another steps_per_launch");
+      const std::size_t capacity = ops_->patch_capacity();
+      const unsigned threads =
+          params_.patch_threads > 0
+              ? params_.patch_threads
+              : static_cast<unsigned>(std::min<std::size_t>(1024, (capacity + 31) / 32 * 32));
+      exec::block_for(ops_->patch_count(), threads, PatchEuler<Real, Model>::shared_bytes(capacity),
+                      PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), dt, n, capacity});
       field_.swap();
-    } else {  // the seed's baseline: lap, faceGradients, vertexGradients, update
-      lap_.ensure(2 * n);
-      exec::parallel_for(n, LaplacianKernel<Real>{m, field_.current(), lap_.span(), n});
-      Span<const Real> grad;
-      if (Model::needs_gradients) {
-        face_grad_.ensure(6 * ops_->faces());
-        vertex_grad_.ensure(6 * n);
-        exec::parallel_for(ops_->faces(),
-                           FaceGradientKernel<Real>{m, field_.current(), face_grad_.span(), n});
-        exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
-        grad = vertex_grad_.span();
+      return;
+    }
+    for (int s = 0; s < steps; ++s) {
+      if (params_.path != KernelPath::baseline) {  // one kernel per step
+        with_derivative([&](auto derivative) {
+          using Derivative = decltype(derivative);
+          exec::parallel_for(
+              n, OneKernelEuler<Real, Model, Derivative>{m, model, field_.current(), field_.next(), dt, n});
+        });
+      } else {  // the seed's baseline: lap, faceGradients, vertexGradients, update
+        lap_.ensure(2 * n);
+        exec::parallel_for(n, LaplacianKernel<Real>{m, field_.current(), lap_.span(), n});
+        Span<const Real> grad;
+        if (Model::needs_gradients) {
+          face_grad_.ensure(6 * ops_->faces());
+          vertex_grad_.ensure(6 * n);
+          exec::parallel_for(ops_->faces(),
+                             FaceGradientKernel<Real>{m, field_.current(), face_grad_.span(), n});
+          exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
+          grad = vertex_grad_.span();
+        }
+        exec::parallel_for(
+            n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad, field_.next(), dt, n});
       }
-      exec::parallel_for(
-          n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad, field_.next(), dt, n});
       field_.swap();
     }
   });
-  last_dt_ = ctx.dt;
+  // next() holds the state before the last launch: one step back, or the whole call for RK4 and patches
+  last_dt_ =
+      params_.integrator == Integrator::rk4 || params_.path == KernelPath::patches ? ctx.dt : ctx.dt / steps;
 }
 
 template <class Real>

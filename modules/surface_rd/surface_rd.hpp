@@ -4,6 +4,7 @@
 /// system advances a SurfaceField<Real> with explicit Euler (the seed) or RK4, through the seed's baseline
 /// kernels or the fused kernel (chosen in the scenario; both give the same fields to rounding).
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,38 +29,90 @@ enum class ModelKind { chemotaxis, reaction };
 enum class Integrator { euler, rk4 };
 /// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update); fused: one kernel over
 /// the stored operators; ring: one kernel recomputing the geometry from the one-ring positions (least
-/// traffic).
-enum class KernelPath { baseline, fused, ring, ring_weights };
+/// traffic); ring_weights: ring with stored Laplacian and angle weights; stencil: one kernel over the
+/// assembled one-ring stencils (Laplacian and vertex-gradient weights per edge); patches: the stencils of
+/// METIS patches with halos, steps_per_launch steps per launch in shared memory (module README).
+enum class KernelPath { baseline, fused, ring, ring_weights, stencil, patches };
+
+/// The path of a scenario's `surface_rd.kernel` name ("baseline", "fused", "ring", "ring_weights",
+/// "stencil", "patches"). @throws std::invalid_argument for another name.
+KernelPath kernel_path(const std::string& name);
+/// The path's name as in scenarios.
+const char* kernel_name(KernelPath path);
+/// One line for run descriptions ("fused kernel", ...).
+std::string kernel_description(KernelPath path);
+
+/// The patch layout of the `patches` path: about `vertices` own vertices per patch, `levels` halo rings
+/// (= explicit steps per launch); levels = 0 builds no patches.
+struct PatchSettings {
+  int levels = 0;
+  std::size_t vertices = 256;
+};
 
 struct SurfaceRdParams {
   ModelKind model = ModelKind::chemotaxis;
   ChemotaxisParams chemotaxis;
   reactions::ReactionSpec reaction;  ///< for ModelKind::reaction
   Integrator integrator = Integrator::euler;
-  KernelPath path = KernelPath::fused;
+  KernelPath path = KernelPath::stencil;
+  /// Explicit steps per system call (the schedule runs the system every steps_per_launch steps); the
+  /// `patches` path does them in one launch, the others one launch per step.
+  int steps_per_launch = 1;
+  std::size_t patch_vertices = 256;  ///< `patches`: own vertices per patch (METIS target)
+  /// `patches`: threads per block on the GPU (the fastest measured, BENCHMARKS.md); 0: one per local vertex
+  /// of the largest patch (at most 1024)
+  unsigned patch_threads = 512;
 
   /// Largest diffusivity acting on either species (chemotaxis: max(D, 1)).
   double max_diffusion() const;
 };
 
-/// The mesh operators (mesh_operators.hpp) in precision Real on the active backend.
+/// The mesh operators (mesh_operators.hpp) in precision Real on the active backend, in the layouts of every
+/// kernel path; with patch settings also the METIS patches of the `patches` path.
 template <class Real>
 class MeshOperators {
  public:
-  /// @throws InputError when the mesh has a vertex whose faces do not form one fan (mesh::one_ring).
-  MeshOperators(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
+  /// @throws InputError when the mesh has a vertex whose faces do not form one fan (mesh::one_ring), or
+  /// (patches) a vertex of more than 255 neighbours or a patch of more than 65 536 local vertices.
+  MeshOperators(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology,
+                const PatchSettings& patches = {});
   MeshView<Real> view() const;
+  /// The patches (PatchView::levels = 0 when none were built).
+  PatchView<Real> patch_view() const;
+  std::size_t patch_count() const { return patch_offsets_.size() > 0 ? patch_offsets_.size() - 1 : 0; }
+  /// The largest local vertex count (own and halo) of a patch.
+  std::size_t patch_capacity() const { return patch_capacity_; }
+  /// Sizes of the patch layout, summed over patches: local vertices (own and halo), stencil rows (local
+  /// vertices below the outermost level) and stencil slots (neighbours of those rows, padding excluded).
+  struct PatchCounts {
+    std::size_t local = 0, rows = 0, slots = 0;
+  };
+  PatchCounts patch_counts() const { return patch_counts_; }
   std::size_t faces() const { return faces_.size() / 3; }
   /// Gershgorin bound on the spectral radius of the Laplacian (mesh::CotangentLaplacian) [1/length^2].
   double spectral_radius_bound() const { return spectral_radius_; }
 
  private:
+  void build_patches(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology,
+                     const mesh::OneRing& ring, const std::vector<std::array<double, 4>>& stencil,
+                     const PatchSettings& settings);
+
   DeviceBuffer<std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
   DeviceBuffer<Point<Real>> points_;
   DeviceBuffer<SlotWeights<Real>> ring_weights_;
+  DeviceBuffer<StencilWeights<Real>> stencil_;
   std::size_t pitch_ = 0;
+  // patches
+  DeviceBuffer<std::int32_t> patch_offsets_, patch_vertices_, patch_level_ends_;
+  DeviceBuffer<std::int64_t> patch_slot_offsets_;
+  DeviceBuffer<std::uint8_t> patch_degree_;
+  DeviceBuffer<std::uint16_t> patch_neighbours_;
+  DeviceBuffer<StencilWeights<Real>> patch_weights_;
+  int patch_levels_ = 0;
+  std::size_t patch_capacity_ = 0;
+  PatchCounts patch_counts_;
   double spectral_radius_ = 0.0;
 };
 
@@ -74,8 +127,9 @@ class SurfaceRdSystem final : public System {
   std::vector<std::string> writes() const override { return {"surface." + field_.name()}; }
   void run(World& world, const StepContext& ctx) override;
 
-  /// max over vertices and species of |du/dt| in the last step (the seed's convergence measure); 0 before
-  /// the first step. A reduction on the device.
+  /// max over vertices and species of |du/dt| in the last step (the seed's convergence measure), or the
+  /// mean rate over the last call where its steps are one launch (`patches`) or RK4 with several steps per
+  /// call; 0 before the first step. A reduction on the device.
   double max_rate();
 
  private:

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "engine/exec/block_for.hpp"
 #include "engine/exec/config.hpp"
 #include "engine/exec/math.hpp"
 #include "engine/exec/span.hpp"
@@ -37,6 +38,16 @@ struct alignas(2 * sizeof(Real)) SlotWeights {
   Real laplacian, angle;
 };
 
+/// The assembled stencil of one ring slot (the `stencil` and `patches` paths): the Laplacian weight
+/// (cot a + cot b) / (2 A_i) of the edge to neighbour k [1/length^2] and its vertex-gradient weight
+/// (mesh::VertexGradientOperator, eqs. 3-4, with the zero-flux projection of a boundary vertex applied)
+/// [1/length], so that lap f(i) = sum_k laplacian_k (f_k - f_i) and grad f(i) = sum_k g_k (f_k - f_i).
+/// One aligned 4-value load per slot.
+template <class Real>
+struct alignas(4 * sizeof(Real)) StencilWeights {
+  Real laplacian, gx, gy, gz;
+};
+
 /// The mesh operators as kernels see them (precision Real; built by MeshOperators in surface_rd.hpp).
 template <class Real>
 struct MeshView {
@@ -62,6 +73,8 @@ struct MeshView {
   /// of the edge to neighbour k [1/length^2], and the normalised angle at i of the face (i, n_k, n_k+1)
   /// (eq. 4 weight).
   Span<const SlotWeights<Real>> ring_weights;
+  /// Per ring slot (same layout as `ring`): the assembled stencil of the `stencil` path.
+  Span<const StencilWeights<Real>> stencil;
 
   /// Applies the boundary projection of vertex i to the vertex gradient g[0..2].
   TISSUE_HD void project_boundary(std::size_t i, Real* g) const {
@@ -365,6 +378,45 @@ TISSUE_HD void ring_weights_derivative_at(const MeshView<Real>& m, const Model& 
   model(ai, bi, lap_a, lap_b, dot, da, db);
 }
 
+/// The time derivative at a vertex from its assembled one-ring stencil (StencilWeights): `degree` slots,
+/// slots(k, w, a_k, b_k) loads slot k's weights and the neighbour's values of both species. The same
+/// arithmetic, in the same order, for the `stencil` path (global arrays) and the `patches` path (a
+/// patch's values in shared memory), so that both give the same bits.
+template <class Real, class Model, class Slots>
+TISSUE_HD void stencil_derivative(const Model& model, Real ai, Real bi, int degree, const Slots& slots,
+                                  Real& da, Real& db) {
+  Real lap_a = 0, lap_b = 0, ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
+  for (int k = 0; k < degree; ++k) {
+    StencilWeights<Real> w;
+    Real aj, bj;
+    slots(k, w, aj, bj);
+    const Real dA = aj - ai, dB = bj - bi;
+    lap_a += w.laplacian * dA;
+    lap_b += w.laplacian * dB;
+    if (Model::needs_gradients) {
+      ga[0] += w.gx * dA, ga[1] += w.gy * dA, ga[2] += w.gz * dA;
+      gb[0] += w.gx * dB, gb[1] += w.gy * dB, gb[2] += w.gz * dB;
+    }
+  }
+  const Real dot = Model::needs_gradients ? ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2] : Real(0);
+  model(ai, bi, lap_a, lap_b, dot, da, db);
+}
+
+/// Slot loader of the `stencil` path: the ring layout over global arrays.
+template <class Real>
+struct GlobalSlots {
+  const MeshView<Real>& m;
+  const Real* u;
+  std::size_t n, i;
+  TISSUE_HD void operator()(int k, StencilWeights<Real>& w, Real& a, Real& b) const {
+    const std::size_t slot = static_cast<std::size_t>(k) * m.pitch + i;
+    w = m.stencil[slot];
+    const auto j = static_cast<std::size_t>(m.ring[slot]);
+    a = u[j];
+    b = u[n + j];
+  }
+};
+
 /// How a one-kernel path evaluates the time derivative at a vertex: the stored operators (fused), the
 /// geometry recomputed from the one-ring (ring), or per-slot weights (ring_weights).
 struct FusedDerivative {
@@ -389,6 +441,15 @@ struct RingWeightsDerivative {
   }
 };
 
+struct StencilDerivative {
+  template <class Real, class Model>
+  TISSUE_HD static void at(const MeshView<Real>& m, const Model& model, const Real* u, std::size_t n,
+                           std::size_t i, Real& da, Real& db) {
+    const int d = m.ring_degree[i];
+    stencil_derivative(model, u[i], u[n + i], d < 0 ? -d : d, GlobalSlots<Real>{m, u, n, i}, da, db);
+  }
+};
+
 /// One explicit Euler step in one kernel, the derivative evaluated by Derivative (a tag above).
 template <class Real, class Model, class Derivative>
 struct OneKernelEuler {
@@ -406,9 +467,103 @@ struct OneKernelEuler {
   }
 };
 
-/// Fused time derivative (for RK4): dudt = f(u).
+// ---- patches: several steps per launch, a mesh patch and its halo in shared memory ----
+
+/// The patch layout as kernels see it (mesh::MeshPatches with the assembled stencils of its vertices;
+/// built by PatchOperators in surface_rd.hpp). Local vertex l of patch p is global vertex
+/// vertices[offsets[p] + l]; the stencil of a local vertex of level < levels is stored per patch in
+/// padded column-major order: slot k of local vertex l at slot_offsets[p] + k * pitch(p) + l, its
+/// neighbours as local indices.
+template <class Real>
+struct PatchView {
+  Span<const std::int32_t> offsets;       ///< patches + 1
+  Span<const std::int32_t> vertices;      ///< global index per local vertex
+  Span<const std::int32_t> level_ends;    ///< (levels + 1) per patch: local vertices of level <= l
+  Span<const std::int64_t> slot_offsets;  ///< per patch: first slot of its stencils
+  Span<const std::uint8_t> degree;        ///< per local vertex: stencil slots (0 at level `levels`)
+  Span<const std::uint16_t> neighbours;   ///< per slot: local index of the neighbour
+  Span<const StencilWeights<Real>> weights;
+  int levels = 0;  ///< halo rings = explicit steps per launch
+
+  TISSUE_HD std::size_t level_end(std::size_t p, int l) const {
+    return static_cast<std::size_t>(
+        level_ends[p * static_cast<std::size_t>(levels + 1) + static_cast<std::size_t>(l)]);
+  }
+  /// Stencil rows stored for patch p: its local vertices of level < levels.
+  TISSUE_HD std::size_t pitch(std::size_t p) const { return level_end(p, levels - 1); }
+};
+
+/// Slot loader of the `patches` path: a patch's stencils and its values in block scratch memory.
+template <class Real>
+struct PatchSlots {
+  const PatchView<Real>& v;
+  const Real *a, *b;  ///< local values of both species
+  std::size_t first, pitch, l;
+  TISSUE_HD void operator()(int k, StencilWeights<Real>& w, Real& aj, Real& bj) const {
+    const std::size_t slot = first + static_cast<std::size_t>(k) * pitch + l;
+    w = v.weights[slot];
+    const std::size_t j = v.neighbours[slot];
+    aj = a[j];
+    bj = b[j];
+  }
+};
+
+/// `levels` explicit Euler steps of dt per launch, one patch per block (exec::block_for with
+/// shared_bytes(max local count)): the block loads its patch and halo, advances level <= levels - s at
+/// step s in scratch memory (each step reads only values the previous step made valid), and writes its
+/// own vertices. Bit-identical to `levels` launches of the `stencil` path.
 template <class Real, class Model>
-struct FusedDerivativeKernel {
+struct PatchEuler {
+  PatchView<Real> v;
+  Model model;
+  Span<const Real> u;  ///< 2 * n, species-major
+  Span<Real> out;      ///< 2 * n
+  Real dt;
+  std::size_t n, capacity;  ///< capacity: the largest local vertex count of any patch
+
+  /// Scratch bytes per block: two buffers of both species.
+  static std::size_t shared_bytes(std::size_t capacity) { return 4 * capacity * sizeof(Real); }
+
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    const std::size_t p = block.index();
+    const std::size_t base = static_cast<std::size_t>(v.offsets[p]);
+    const std::size_t count = static_cast<std::size_t>(v.offsets[p + 1]) - base;
+    Real* a = static_cast<Real*>(block.shared());
+    Real* b = a + capacity;
+    Real* a_next = b + capacity;
+    Real* b_next = a_next + capacity;
+    block.for_each(count, [&](std::size_t l) {
+      const auto g = static_cast<std::size_t>(v.vertices[base + l]);
+      a[l] = u[g];
+      b[l] = u[n + g];
+    });
+    block.sync();
+    const std::size_t first = static_cast<std::size_t>(v.slot_offsets[p]), pitch = v.pitch(p);
+    for (int s = 1; s <= v.levels; ++s) {
+      block.for_each(v.level_end(p, v.levels - s), [&](std::size_t l) {
+        Real da, db;
+        stencil_derivative(model, a[l], b[l], static_cast<int>(v.degree[base + l]),
+                           PatchSlots<Real>{v, a, b, first, pitch, l}, da, db);
+        a_next[l] = a[l] + dt * da;
+        b_next[l] = b[l] + dt * db;
+      });
+      block.sync();
+      Real* t = a;
+      a = a_next, a_next = t;
+      t = b;
+      b = b_next, b_next = t;
+    }
+    block.for_each(v.level_end(p, 0), [&](std::size_t l) {
+      const auto g = static_cast<std::size_t>(v.vertices[base + l]);
+      out[g] = a[l];
+      out[n + g] = b[l];
+    });
+  }
+};
+
+/// The time derivative dudt = f(u) by a one-kernel path's Derivative (for RK4 stages).
+template <class Real, class Model, class Derivative>
+struct DerivativeKernel {
   MeshView<Real> m;
   Model model;
   Span<const Real> u;
@@ -416,7 +571,7 @@ struct FusedDerivativeKernel {
   std::size_t n;
   TISSUE_HD void operator()(std::size_t i) const {
     Real da, db;
-    derivative_at(m, model, u.data(), n, i, da, db);
+    Derivative::at(m, model, u.data(), n, i, da, db);
     dudt[i] = da;
     dudt[n + i] = db;
   }

@@ -141,10 +141,12 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
                                              : std::vector<std::string>{"a", "b"};
   auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, names));
   apply_initial_state(field, init, settings.seed);
-  auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology);
+  PatchSettings patches;
+  if (params.path == KernelPath::patches) patches = {params.steps_per_launch, params.patch_vertices};
+  auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology, patches);
   auto system = std::make_unique<SurfaceRdSystem<Real>>(params, field, ops);
   SurfaceRdSystem<Real>* rd = system.get();
-  sim->schedule.add(std::move(system));
+  sim->schedule.add(std::move(system), params.steps_per_launch);
   sim->dt = dt;
   sim->make_writer = [&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<SurfaceWriter<Real>>(dir, field);
@@ -180,7 +182,7 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
           << ", mean " << mean << ", std "
           << std::sqrt(std::max(0.0, sum2 / static_cast<double>(n) - mean * mean)) << "\n";
     }
-    out << "max |d/dt| in the last step: " << rd->max_rate();
+    out << "max |d/dt| in the last launch: " << rd->max_rate();
     return out.str();
   };
   return sim;
@@ -227,11 +229,18 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
                 : ModelKind::reaction;
   p.integrator =
       rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
-  const std::string kernel = rd.string("kernel", "fused", {"fused", "baseline", "ring", "ring_weights"});
-  p.path = kernel == "baseline"       ? KernelPath::baseline
-           : kernel == "ring"         ? KernelPath::ring
-           : kernel == "ring_weights" ? KernelPath::ring_weights
-                                      : KernelPath::fused;
+  const std::string kernel =
+      rd.string("kernel", "stencil", {"stencil", "patches", "fused", "baseline", "ring", "ring_weights"});
+  p.path = kernel_path(kernel);
+  p.steps_per_launch = static_cast<int>(rd.integer("steps_per_launch", 1, io::Range::closed(1, 16)));
+  if (settings.steps % p.steps_per_launch != 0)
+    rd.fail("steps_per_launch", "must divide simulation.steps (" + std::to_string(settings.steps) + ")");
+  if (settings.output_every % p.steps_per_launch != 0)
+    rd.fail("steps_per_launch", "must divide output.every (" + std::to_string(settings.output_every) + ")");
+  p.patch_vertices =
+      static_cast<std::size_t>(rd.integer("patch_vertices", 256, io::Range::closed(32, 16384)));
+  if (p.path == KernelPath::patches && p.integrator == Integrator::rk4)
+    rd.fail("kernel", "the patches kernel does explicit Euler steps only (integrator = \"euler\")");
   const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
   const double converge = rd.number("converge", 0.0, io::Range::non_negative());
   InitialState init;
@@ -288,11 +297,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
     << (p.model == ModelKind::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
-    << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", "
-    << (p.path == KernelPath::fused          ? "fused kernel"
-        : p.path == KernelPath::ring         ? "ring kernel"
-        : p.path == KernelPath::ring_weights ? "ring kernel with stored weights"
-                                             : "baseline kernels")
+    << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", " << kernel_description(p.path)
+    << (p.steps_per_launch > 1 ? ", " + std::to_string(p.steps_per_launch) + " steps per launch"
+                               : std::string())
     << ", " << settings.precision
     << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
   sim->description = d.str();

@@ -92,7 +92,7 @@ TEST_CASE("pure diffusion on a mesh conserves the area-weighted total", "[surfac
       {"[mesh]\ngenerate = \"icosphere\"\nsubdivisions = 3\n", "0.05"},
       {"[mesh]\nfile = \"meshes/spot.obj\"\n", "0.003"},
       {"[mesh]\ngenerate = \"rectangle\"\nnx = 20\nny = 15\nlx = 2.0\nly = 1.5\n", "0.05"}};
-  for (const char* kernel : {"fused", "baseline", "ring", "ring_weights"})
+  for (const char* kernel : {"fused", "baseline", "ring", "ring_weights", "stencil", "patches"})
     for (const auto& [m, dt_factor] : meshes) {
       INFO(kernel << " kernel, " << m);
       auto sim = build(with(with(kDiffusion, "KERNEL", kernel), "DTF", dt_factor) + m);
@@ -135,7 +135,7 @@ TEST_CASE("a spherical harmonic decays at its analytic rate on an icosphere", "[
   CHECK(t > 0.1);           // and the decay was substantial (exp(-2t) < 0.82)
 }
 
-TEST_CASE("the seed's baseline kernels and the fused kernel give the same fields on the bunny",
+TEST_CASE("the seed's baseline kernels and the optimised kernels give the same fields on the bunny",
           "[surface_rd]") {
   const std::string scenario = R"(
 [simulation]
@@ -154,20 +154,53 @@ alpha = 13.0
 [initial]
 noise = 0.05
 )";
-  auto fused = build(with(scenario, "KERNEL", "fused"));
   auto baseline = build(with(scenario, "KERNEL", "baseline"));
-  fused->advance(1000);
   baseline->advance(1000);
-  auto initial = build(with(scenario, "KERNEL", "fused"));
-  const auto a = values_of(*fused), b = values_of(*baseline), c = values_of(*initial);
-  const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
-  INFO("max difference " << diff << ", max change over the run " << change);
-  CHECK(diff < 1e-5);  // float rounding: the two paths sum the same terms in other orders
-  CHECK(change > 100 * diff);
+  auto initial = build(with(scenario, "KERNEL", "baseline"));
+  const auto b = values_of(*baseline), c = values_of(*initial);
+  for (const std::string kernel : {"fused", "stencil", "patches\"\nsteps_per_launch = 4\n#\""}) {
+    auto optimised = build(with(scenario, "KERNEL", kernel));
+    optimised->advance(1000);
+    const auto a = values_of(*optimised);
+    const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
+    INFO(kernel << ": max difference " << diff << ", max change over the run " << change);
+    CHECK(diff < 1e-5);  // float rounding: the paths sum the same terms in other orders
+    CHECK(change > 100 * diff);
+  }
 }
 
-TEST_CASE("the ring kernels (geometry recomputed, or weights per ring slot) give the fused kernel's fields",
-          "[surface_rd]") {
+TEST_CASE("RK4 stages through the stencil kernel give the fused kernel's fields", "[surface_rd]") {
+  const std::string scenario = R"(
+[simulation]
+model = "surface_rd"
+steps = 200
+precision = "double"
+[mesh]
+file = "meshes/spot.obj"
+scale = 20.0
+[surface_rd]
+model = "chemotaxis"
+integrator = "rk4"
+dt_factor = 0.003
+kernel = "KERNEL"
+[chemotaxis]
+alpha = 13.0
+[initial]
+noise = 0.05
+)";
+  auto fused = build(with(scenario, "KERNEL", "fused"));
+  auto stencil = build(with(scenario, "KERNEL", "stencil"));
+  auto initial = build(with(scenario, "KERNEL", "fused"));
+  fused->advance(200);
+  stencil->advance(200);
+  const auto a = values_of(*fused), b = values_of(*stencil), c = values_of(*initial);
+  const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
+  INFO("max difference " << diff << ", max change " << change);
+  CHECK(diff < 1e-10 * change);
+  CHECK(change > 1e-3);
+}
+
+TEST_CASE("the ring, stencil and patch kernels give the fused kernel's fields", "[surface_rd]") {
   // open (bunny, rectangle: boundary projection from the ring's ends) and closed (spot) meshes, float and
   // double; the chemotaxis model exercises the Laplacian, the gradients and the areas
   const std::string scenario = R"(
@@ -176,6 +209,8 @@ model = "surface_rd"
 steps = 300
 seed = 9
 precision = "PRECISION"
+[output]
+every = 300
 [surface_rd]
 model = "chemotaxis"
 dt_factor = 0.003
@@ -189,12 +224,17 @@ noise = 0.05
       "[mesh]\nfile = \"meshes/stanford-bunny.obj\"\nscale = 100.0\n",
       "[mesh]\nfile = \"meshes/spot.obj\"\nscale = 20.0\n",
       "[mesh]\ngenerate = \"rectangle\"\nnx = 40\nny = 30\nlx = 8.0\nly = 6.0\n"};
-  for (const char* kernel : {"ring", "ring_weights"})
+  for (const std::string kernel :
+       {"ring", "ring_weights", "stencil", "patches\"\nsteps_per_launch = 3\npatch_vertices = 64\n#\""})
     for (const auto& mesh : meshes)
       for (const char* precision : {"float", "double"}) {
         INFO(kernel << ", " << precision << ", " << mesh);
         auto fused = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
         auto ring = build(with(with(scenario, "KERNEL", kernel), "PRECISION", precision) + mesh);
+        const char* described = kernel.rfind("patches", 0) == 0 ? "METIS patches"
+                                : kernel == "stencil"           ? "assembled stencil"
+                                                                : "ring kernel";
+        REQUIRE(ring->description.find(described) != std::string::npos);
         auto start = build(with(with(scenario, "KERNEL", "fused"), "PRECISION", precision) + mesh);
         fused->advance(300);
         ring->advance(300);
@@ -206,6 +246,54 @@ noise = 0.05
         CHECK(diff < (std::string(precision) == "float" ? 1e-3 : 1e-10) * change);
         CHECK(change > 1e-3);
       }
+}
+
+TEST_CASE("several steps per launch on METIS patches give the step-by-step stencil kernel's bits",
+          "[surface_rd]") {
+  // the patches path computes each vertex with the stencil path's arithmetic in the same order, from values
+  // its block advanced in scratch memory: equal to the bit, for every halo depth and patch size
+  const std::string scenario = R"(
+[simulation]
+model = "surface_rd"
+steps = 60
+seed = 4
+precision = "PRECISION"
+[output]
+every = 60
+[surface_rd]
+model = "chemotaxis"
+dt_factor = 0.003
+kernel = "KERNEL"
+[chemotaxis]
+alpha = 13.0
+[initial]
+noise = 0.05
+)";
+  const std::vector<std::string> meshes{
+      "[mesh]\nfile = \"meshes/stanford-bunny.obj\"\nscale = 100.0\n",
+      "[mesh]\ngenerate = \"rectangle\"\nnx = 50\nny = 40\nlx = 10.0\nly = 8.0\n"};
+  for (const auto& mesh : meshes)
+    for (const char* precision : {"float", "double"}) {
+      auto reference = build(with(with(scenario, "KERNEL", "stencil"), "PRECISION", precision) + mesh);
+      reference->advance(60);
+      const auto expected = values_of(*reference);
+      for (const auto& [steps, vertices] :
+           std::vector<std::pair<int, int>>{{1, 512}, {2, 64}, {3, 300}, {6, 2000}}) {
+        INFO(precision << ", " << steps << " steps per launch, patches of " << vertices << " vertices, "
+                       << mesh);
+        auto patches = build(with(with(scenario, "KERNEL",
+                                       "patches\"\nsteps_per_launch = " + std::to_string(steps) +
+                                           "\npatch_vertices = " + std::to_string(vertices) + "\n#\""),
+                                  "PRECISION", precision) +
+                             mesh);
+        patches->advance(60);
+        const auto got = values_of(*patches);
+        REQUIRE(got.size() == expected.size());
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < got.size(); ++i) differ += got[i] != expected[i];
+        CHECK(differ == 0);
+      }
+    }
 }
 
 TEST_CASE("the chemotaxis model forms a stationary pattern on a rectangle", "[surface_rd]") {
@@ -267,4 +355,16 @@ TEST_CASE("surface scenarios refuse bad meshes and unstable time steps", "[surfa
   CHECK_THROWS_AS(
       build("[simulation]\nmodel = \"surface_rd\"\n[mesh]\nfile = \"x.obj\"\ngenerate = \"icosphere\"\n"),
       InputError);
+  // several steps per launch: they must fit the run and its output; patches do Euler only
+  const std::string patches =
+      "[simulation]\nmodel = \"surface_rd\"\nsteps = 1000\n[surface_rd]\nkernel = \"patches\"\n";
+  CHECK_THROWS_WITH(
+      build(patches + "steps_per_launch = 3\n"),
+      Catch::Contains("surface_rd.steps_per_launch") && Catch::Contains("must divide simulation.steps"));
+  CHECK_THROWS_WITH(build(patches + "steps_per_launch = 4\n[output]\nevery = 10\n"),
+                    Catch::Contains("must divide output.every (10)"));
+  CHECK_THROWS_WITH(build(patches + "integrator = \"rk4\"\n"),
+                    Catch::Contains("surface_rd.kernel") && Catch::Contains("explicit Euler steps only"));
+  CHECK_THROWS_WITH(build(patches + "patch_vertices = 8\n"), Catch::Contains("surface_rd.patch_vertices"));
+  CHECK_NOTHROW(build(patches + "steps_per_launch = 4\n"));
 }
