@@ -2,7 +2,7 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|epidermis]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|epidermis]...
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
@@ -39,7 +39,10 @@ if want bench_rd; then
 fi
 if want bench_surface; then
   ./bench/bench_surface_rd --backend cuda 2>&1 | tee "$OUT/bench_surface_rd.txt"
-  summary+=("bench_surface_rd: $(grep -E 'fused +float' "$OUT/bench_surface_rd.txt" | awk '{printf "%s %s: %s G v-st/s %s; ", $1, $2, $(NF-2), $NF}')")
+  summary+=("bench_surface_rd: $(grep -E '(fused|stencil|patches x[0-9]) +float' "$OUT/bench_surface_rd.txt" | awk '{printf "%s %s: %s G v-st/s %s; ", $1, $2, $(NF-2), $NF}')")
+fi
+if want bench_patches; then  # launch shapes of the surface patches path
+  ./bench/bench_surface_rd --backend cuda --patch-sweep 2>&1 | tee "$OUT/bench_surface_patches.txt"
 fi
 if want epidermis; then
   rm -rf /tmp/epidermis
