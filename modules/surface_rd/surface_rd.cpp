@@ -17,47 +17,40 @@ double SurfaceRdParams::max_diffusion() const {
   return std::max(reaction.diffusion[0], reaction.diffusion[1]);
 }
 
+namespace {
+/// Every path with its scenario name and its words in run descriptions.
+struct PathName {
+  KernelPath path;
+  const char* name;
+  const char* description;
+};
+constexpr PathName kPaths[] = {
+    {KernelPath::baseline, "baseline", "baseline kernels"},
+    {KernelPath::fused, "fused", "fused kernel"},
+    {KernelPath::ring, "ring", "ring kernel"},
+    {KernelPath::ring_weights, "ring_weights", "ring kernel with stored weights"},
+    {KernelPath::stencil, "stencil", "assembled stencil kernel"},
+    {KernelPath::patches, "patches", "METIS patches in shared memory"},
+};
+const PathName& entry(KernelPath path) {
+  for (const auto& p : kPaths)
+    if (p.path == path) return p;
+  throw std::logic_error("surface_rd: a kernel path without a name");
+}
+}  // namespace
+
 KernelPath kernel_path(const std::string& name) {
-  for (const KernelPath p : {KernelPath::baseline, KernelPath::fused, KernelPath::ring,
-                             KernelPath::ring_weights, KernelPath::stencil, KernelPath::patches})
-    if (name == kernel_name(p)) return p;
+  for (const auto& p : kPaths)
+    if (name == p.name) return p.path;
   throw std::invalid_argument("unknown surface_rd kernel path '" + name + "'");
 }
 
 const char* kernel_name(KernelPath path) {
-  switch (path) {
-    case KernelPath::baseline:
-      return "baseline";
-    case KernelPath::fused:
-      return "fused";
-    case KernelPath::ring:
-      return "ring";
-    case KernelPath::ring_weights:
-      return "ring_weights";
-    case KernelPath::stencil:
-      return "stencil";
-    case KernelPath::patches:
-      return "patches";
-  }
-  return "?";
+  return entry(path).name;
 }
 
 std::string kernel_description(KernelPath path) {
-  switch (path) {
-    case KernelPath::baseline:
-      return "baseline kernels";
-    case KernelPath::fused:
-      return "fused kernel";
-    case KernelPath::ring:
-      return "ring kernel";
-    case KernelPath::ring_weights:
-      return "ring kernel with stored weights";
-    case KernelPath::stencil:
-      return "assembled stencil kernel";
-    case KernelPath::patches:
-      return "METIS patches in shared memory";
-  }
-  return "?";
+  return entry(path).description;
 }
 
 namespace {

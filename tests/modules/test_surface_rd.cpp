@@ -84,6 +84,23 @@ std::string with(std::string text, const std::string& key, const std::string& va
   return text;
 }
 
+/// The chemotaxis model (alpha = 13, noise 0.05) for `steps` steps with one output at the end; KERNEL and
+/// PRECISION to be filled in with `with`, a [mesh] table appended.
+std::string chemotaxis_scenario(int steps, int seed) {
+  const std::string n = std::to_string(steps);
+  return "[simulation]\nmodel = \"surface_rd\"\nsteps = " + n + "\nseed = " + std::to_string(seed) +
+         "\nprecision = \"PRECISION\"\n[output]\nevery = " + n +
+         "\n[surface_rd]\nmodel = \"chemotaxis\"\ndt_factor = 0.003\nkernel = \"KERNEL\"\n"
+         "[chemotaxis]\nalpha = 13.0\n[initial]\nnoise = 0.05\n";
+}
+
+/// The value for `kernel = "KERNEL"` that selects the patches path with k steps per launch (the closing
+/// quote lands in a comment).
+std::string patches_kernel(int k, int vertices) {
+  return "patches\"\nsteps_per_launch = " + std::to_string(k) +
+         "\npatch_vertices = " + std::to_string(vertices) + "\n#";
+}
+
 }  // namespace
 
 TEST_CASE("pure diffusion on a mesh conserves the area-weighted total", "[surface_rd]") {
@@ -158,7 +175,7 @@ noise = 0.05
   baseline->advance(1000);
   auto initial = build(with(scenario, "KERNEL", "baseline"));
   const auto b = values_of(*baseline), c = values_of(*initial);
-  for (const std::string kernel : {"fused", "stencil", "patches\"\nsteps_per_launch = 4\n#\""}) {
+  for (const std::string& kernel : {std::string("fused"), std::string("stencil"), patches_kernel(4, 256)}) {
     auto optimised = build(with(scenario, "KERNEL", kernel));
     optimised->advance(1000);
     const auto a = values_of(*optimised);
@@ -203,29 +220,13 @@ noise = 0.05
 TEST_CASE("the ring, stencil and patch kernels give the fused kernel's fields", "[surface_rd]") {
   // open (bunny, rectangle: boundary projection from the ring's ends) and closed (spot) meshes, float and
   // double; the chemotaxis model exercises the Laplacian, the gradients and the areas
-  const std::string scenario = R"(
-[simulation]
-model = "surface_rd"
-steps = 300
-seed = 9
-precision = "PRECISION"
-[output]
-every = 300
-[surface_rd]
-model = "chemotaxis"
-dt_factor = 0.003
-kernel = "KERNEL"
-[chemotaxis]
-alpha = 13.0
-[initial]
-noise = 0.05
-)";
+  const std::string scenario = chemotaxis_scenario(300, 9);
   const std::vector<std::string> meshes{
       "[mesh]\nfile = \"meshes/stanford-bunny.obj\"\nscale = 100.0\n",
       "[mesh]\nfile = \"meshes/spot.obj\"\nscale = 20.0\n",
       "[mesh]\ngenerate = \"rectangle\"\nnx = 40\nny = 30\nlx = 8.0\nly = 6.0\n"};
-  for (const std::string kernel :
-       {"ring", "ring_weights", "stencil", "patches\"\nsteps_per_launch = 3\npatch_vertices = 64\n#\""})
+  for (const std::string& kernel :
+       {std::string("ring"), std::string("ring_weights"), std::string("stencil"), patches_kernel(3, 64)})
     for (const auto& mesh : meshes)
       for (const char* precision : {"float", "double"}) {
         INFO(kernel << ", " << precision << ", " << mesh);
@@ -252,23 +253,7 @@ TEST_CASE("several steps per launch on METIS patches give the step-by-step stenc
           "[surface_rd]") {
   // the patches path computes each vertex with the stencil path's arithmetic in the same order, from values
   // its block advanced in scratch memory: equal to the bit, for every halo depth and patch size
-  const std::string scenario = R"(
-[simulation]
-model = "surface_rd"
-steps = 60
-seed = 4
-precision = "PRECISION"
-[output]
-every = 60
-[surface_rd]
-model = "chemotaxis"
-dt_factor = 0.003
-kernel = "KERNEL"
-[chemotaxis]
-alpha = 13.0
-[initial]
-noise = 0.05
-)";
+  const std::string scenario = chemotaxis_scenario(60, 4);
   const std::vector<std::string> meshes{
       "[mesh]\nfile = \"meshes/stanford-bunny.obj\"\nscale = 100.0\n",
       "[mesh]\ngenerate = \"rectangle\"\nnx = 50\nny = 40\nlx = 10.0\nly = 8.0\n"};
@@ -281,11 +266,8 @@ noise = 0.05
            std::vector<std::pair<int, int>>{{1, 512}, {2, 64}, {3, 300}, {6, 2000}}) {
         INFO(precision << ", " << steps << " steps per launch, patches of " << vertices << " vertices, "
                        << mesh);
-        auto patches = build(with(with(scenario, "KERNEL",
-                                       "patches\"\nsteps_per_launch = " + std::to_string(steps) +
-                                           "\npatch_vertices = " + std::to_string(vertices) + "\n#\""),
-                                  "PRECISION", precision) +
-                             mesh);
+        auto patches = build(
+            with(with(scenario, "KERNEL", patches_kernel(steps, vertices)), "PRECISION", precision) + mesh);
         patches->advance(60);
         const auto got = values_of(*patches);
         REQUIRE(got.size() == expected.size());
