@@ -1,4 +1,5 @@
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <string>
@@ -54,6 +55,30 @@ std::size_t inclusive_max_scan_temp_bytes(std::size_t n) {
 void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes) {
   check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)),
         "cub scan");
+}
+
+namespace {
+template <class Real>
+std::size_t reduce_max_bytes(std::size_t n) {
+  std::size_t bytes = 0;
+  check(cub::DeviceReduce::Max(nullptr, bytes, static_cast<const Real*>(nullptr), static_cast<Real*>(nullptr),
+                               static_cast<int>(n)),
+        "cub max (sizing)");
+  return bytes;
+}
+}  // namespace
+
+std::size_t reduce_max_temp_bytes(const float*, std::size_t n) {
+  return reduce_max_bytes<float>(n);
+}
+std::size_t reduce_max_temp_bytes(const double*, std::size_t n) {
+  return reduce_max_bytes<double>(n);
+}
+void reduce_max(const float* x, std::size_t n, float* result, void* temp, std::size_t temp_bytes) {
+  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n)), "cub max");
+}
+void reduce_max(const double* x, std::size_t n, double* result, void* temp, std::size_t temp_bytes) {
+  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n)), "cub max");
 }
 
 }  // namespace tissue::cuda

@@ -163,6 +163,29 @@ double min_value(Span<const double> x) {
   return min_of(x);
 }
 
+namespace {
+template <class Real>
+void max_into_impl(Span<const Real> x, Span<Real> result, DeviceBuffer<unsigned char>& temp) {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+    const std::size_t bytes = cuda::reduce_max_temp_bytes(x.data(), x.size());
+    temp.ensure(bytes);
+    cuda::reduce_max(x.data(), x.size(), result.data(), temp.data(), bytes);
+    return;
+  }
+#endif
+  (void)temp;
+  result[0] = max_of(x);
+}
+}  // namespace
+
+void max_into(Span<const float> x, Span<float> result, DeviceBuffer<unsigned char>& temp) {
+  max_into_impl(x, result, temp);
+}
+void max_into(Span<const double> x, Span<double> result, DeviceBuffer<unsigned char>& temp) {
+  max_into_impl(x, result, temp);
+}
+
 std::size_t count_non_finite(Span<const float> x) {
   return with_policy(x.size(), [&](auto policy) {
     return static_cast<std::size_t>(thrust::count_if(policy, x.begin(), x.end(), NonFinite{}));

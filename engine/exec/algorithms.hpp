@@ -54,6 +54,12 @@ double max_value(Span<const double> x);
 /// Smallest value of x; +infinity for an empty span. NaN entries are ignored.
 float min_value(Span<const float> x);
 double min_value(Span<const double> x);
+/// Writes the largest value of x (x non-empty, no NaN: map NaN to +infinity first) into result[0], which
+/// lives in the active backend's memory, without a round trip to the host: on the CUDA backend this is
+/// cub::DeviceReduce::Max, queued on the stream like a kernel, with `temp` kept for the next call. For
+/// loops whose control stays on the device (the adaptive Runge-Kutta-Merson step).
+void max_into(Span<const float> x, Span<float> result, DeviceBuffer<unsigned char>& temp);
+void max_into(Span<const double> x, Span<double> result, DeviceBuffer<unsigned char>& temp);
 /// Number of entries that are NaN or infinite.
 std::size_t count_non_finite(Span<const float> x);
 std::size_t count_non_finite(Span<const double> x);

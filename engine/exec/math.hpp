@@ -44,6 +44,18 @@ TISSUE_HD inline float rsqrt(float x) {
 TISSUE_HD inline double rsqrt(double x) {
   return 1.0 / ::sqrt(x);
 }
+TISSUE_HD inline float cos(float x) {
+  return ::cosf(x);
+}
+TISSUE_HD inline double cos(double x) {
+  return ::cos(x);
+}
+TISSUE_HD inline float sin(float x) {
+  return ::sinf(x);
+}
+TISSUE_HD inline double sin(double x) {
+  return ::sin(x);
+}
 TISSUE_HD inline float pow(float x, float y) {
   return ::powf(x, y);
 }

@@ -1,0 +1,335 @@
+#pragma once
+/// @file runge_kutta_merson.hpp
+/// Adaptive Runge-Kutta-Merson integration of a field state u (n values on the active backend), du/dt =
+/// f(t, u), as Algorithm 4.1 of Oberhuber, Suzuki & Zabka, "The CUDA implementation of the method of lines
+/// for the curvature dependent flows", Kybernetika 47 (2011) (after Vitasek 1987):
+///
+///   k1 = tau f(t, u)                          k4 = tau f(t + tau/2, u + k1/8 + 3 k3/8)
+///   k2 = tau f(t + tau/3, u + k1/3)           k5 = tau f(t + tau,   u + k1/2 - 3 k3/2 + 2 k4)
+///   k3 = tau f(t + tau/3, u + k1/6 + k2/6)
+///   e  = max_i 1/3 |k1/5 - 9 k3/10 + 4 k4/5 - k5/10|                                            (27)
+///   if e < eps: u += (k1 + 4 k4 + k5) / 6, t += tau                                              (28)
+///   tau = min(tau 4/5 (eps/e)^(1/5), T - t)                                                      (29)
+///
+/// The step control lives on the device: the error is reduced there (CUB), a one-thread kernel accepts
+/// or rejects and picks the next tau, and the update reads that decision, so iterations queue up without
+/// the host waiting for each. The host looks at the control record only every few iterations (a batch
+/// sized from the remaining time over tau); iterations queued after the end time are no-ops.
+///
+/// The right-hand side is a callable rhs(Span<const Real> arg, const MersonStage<Real>& stage) that
+/// launches its own kernel and, for each node i, calls stage.store(i, f_i) with f_i = f(stage.time(),
+/// arg)_i. In the fused mode store() also forms the next stage's argument (and, in the last stage, the
+/// error and the candidate solution) at node i, saving four passes over the fields per step; the plain
+/// mode stores f only and combines in separate kernels (the reference the fused mode is tested against).
+///
+/// Include only from translation units compiled as CUDA in CUDA builds (tissue_kernel_sources).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/exec/math.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "engine/integrate/merson_settings.hpp"
+
+namespace tissue::integrate {
+
+/// The step-control record, in the active backend's memory. Times in the caller's time unit.
+struct MersonControl {
+  double t = 0.0;          ///< current time
+  double t_end = 0.0;      ///< end of the current integrate() call
+  double tau = 0.0;        ///< step being tried
+  double tau_used = 0.0;   ///< step of the last iteration (the update uses it)
+  double tau_free = 0.0;   ///< last step proposed by (29) before clipping to t_end (carried to the next call)
+  double tolerance = 0.0;  ///< eps of (27)-(29)
+  double min_step = 0.0;   ///< a proposed step below this fails the run (unless at t_end)
+  double last_error = 0.0; ///< e of the last iteration
+  std::int64_t accepted = 0, rejected = 0;
+  int accept_now = 0;  ///< the last iteration's step was accepted (read by the update kernel)
+  int done = 0;        ///< t reached t_end, or the run failed
+  int failure = 0;     ///< 0 ok, 1 non-finite error estimate, 2 step below min_step
+};
+
+/// What the right-hand side of a stage sees: the stage time, and store() for the value f at a node.
+template <class Real>
+struct MersonStage {
+  const MersonControl* control = nullptr;
+  int stage = 0;  ///< 0..4 for k1..k5
+  bool fused = true;
+  Span<const Real> u;          ///< state at the start of the step
+  Span<Real> k[5];             ///< stage derivatives f (not multiplied by tau)
+  Span<Real> next;             ///< fused: argument of the next stage
+  Span<Real> candidate;        ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
+  Span<Real> error;            ///< fused, stage 4: per-node error term of (27)
+
+  /// Time of this stage: t + c tau with c = 0, 1/3, 1/3, 1/2, 1.
+  TISSUE_HD double time() const {
+    constexpr double c[5] = {0.0, 1.0 / 3.0, 1.0 / 3.0, 0.5, 1.0};
+    return control->t + c[stage] * control->tau;
+  }
+
+  /// Records f(time(), arg) at node i.
+  TISSUE_HD void store(std::size_t i, Real f) const {
+    k[stage][i] = f;
+    if (!fused) return;
+    const Real tau = static_cast<Real>(control->tau);
+    const Real ui = u[i];
+    switch (stage) {
+      case 0:
+        next[i] = ui + tau * (f / Real(3));
+        break;
+      case 1:
+        next[i] = ui + tau * ((k[0][i] + f) / Real(6));
+        break;
+      case 2:
+        next[i] = ui + tau * ((k[0][i] + Real(3) * f) / Real(8));
+        break;
+      case 3:
+        next[i] = ui + tau * (k[0][i] / Real(2) - Real(1.5) * k[2][i] + Real(2) * f);
+        break;
+      default: {
+        const Real k1 = k[0][i], k4 = k[3][i];
+        candidate[i] = ui + tau * ((k1 + Real(4) * k4 + f) / Real(6));
+        error[i] = error_term(tau, k1, k[2][i], k4, f);
+      }
+    }
+  }
+
+  /// tau/3 |k1/5 - 9 k3/10 + 4 k4/5 - k5/10| (27), with NaN mapped to +infinity so the max sees it.
+  TISSUE_HD static Real error_term(Real tau, Real k1, Real k3, Real k4, Real k5) {
+    const Real e = tau / Real(3) * (k1 / Real(5) - Real(0.9) * k3 + Real(0.8) * k4 - k5 / Real(10));
+    if (!(e == e)) return std::numeric_limits<Real>::infinity();
+    return e < Real(0) ? -e : e;
+  }
+};
+
+namespace detail {
+
+template <class Real>
+struct MersonCombine {  // plain mode: next = u + tau sum_m a_m k_m
+  const MersonControl* control;
+  Span<const Real> u, k1, k2, k3, k4;
+  Span<Real> next;
+  int stage;  // the stage just computed (0..3)
+  TISSUE_HD void operator()(std::size_t i) const {
+    const Real tau = static_cast<Real>(control->tau);
+    Real s;
+    switch (stage) {
+      case 0: s = k1[i] / Real(3); break;
+      case 1: s = (k1[i] + k2[i]) / Real(6); break;
+      case 2: s = (k1[i] + Real(3) * k3[i]) / Real(8); break;
+      default: s = k1[i] / Real(2) - Real(1.5) * k3[i] + Real(2) * k4[i];
+    }
+    next[i] = u[i] + tau * s;
+  }
+};
+
+template <class Real>
+struct MersonError {  // plain mode: per-node error term
+  const MersonControl* control;
+  Span<const Real> k1, k3, k4, k5;
+  Span<Real> error;
+  TISSUE_HD void operator()(std::size_t i) const {
+    error[i] = MersonStage<Real>::error_term(static_cast<Real>(control->tau), k1[i], k3[i], k4[i], k5[i]);
+  }
+};
+
+template <class Real>
+struct MersonDecide {  // one thread: (27)-(29) on the reduced error
+  MersonControl* control;
+  const Real* error;
+  TISSUE_HD void operator()(std::size_t) const {
+    MersonControl& c = *control;
+    c.accept_now = 0;
+    if (c.done) return;
+    const double e = static_cast<double>(*error);
+    c.last_error = e;
+    if (!(e < std::numeric_limits<double>::infinity())) {
+      c.failure = 1;
+      c.done = 1;
+      return;
+    }
+    c.tau_used = c.tau;
+    if (e < c.tolerance) {
+      c.accept_now = 1;
+      ++c.accepted;
+      c.t = c.tau >= c.t_end - c.t ? c.t_end : c.t + c.tau;  // the clipped last step lands on t_end exactly
+    } else {
+      ++c.rejected;
+    }
+    const double proposed =
+        e > 0.0 ? c.tau * 0.8 * math::pow(c.tolerance / e, 0.2) : std::numeric_limits<double>::infinity();
+    // tau_free carries the step to the next call; a step clipped to t_end says little about it.
+    const bool clipped = c.tau_used < c.tau_free;
+    if (!(c.accept_now && clipped) || proposed > c.tau_free) c.tau_free = proposed;
+    if (c.t >= c.t_end) {
+      c.done = 1;
+      c.tau = 0.0;
+      return;
+    }
+    c.tau = proposed < c.t_end - c.t ? proposed : c.t_end - c.t;
+    if (proposed < c.min_step) {
+      c.failure = 2;
+      c.done = 1;
+    }
+  }
+};
+
+template <class Real>
+struct MersonUpdatePlain {  // u += tau (k1 + 4 k4 + k5) / 6 when accepted
+  const MersonControl* control;
+  Span<const Real> k1, k4, k5;
+  Span<Real> u;
+  TISSUE_HD void operator()(std::size_t i) const {
+    if (!control->accept_now) return;
+    const Real tau = static_cast<Real>(control->tau_used);
+    u[i] += tau * ((k1[i] + Real(4) * k4[i] + k5[i]) / Real(6));
+  }
+};
+
+template <class Real>
+struct MersonUpdateFused {  // u = candidate when accepted
+  const MersonControl* control;
+  Span<const Real> candidate;
+  Span<Real> u;
+  TISSUE_HD void operator()(std::size_t i) const {
+    if (control->accept_now) u[i] = candidate[i];
+  }
+};
+
+}  // namespace detail
+
+/// Adaptive Runge-Kutta-Merson integrator (Algorithm 4.1 of Oberhuber et al. 2011) over a field state of
+/// n values. Workspace: 7 arrays of n values (k1..k5 and two for the stage arguments and the error
+/// terms), kept between calls.
+template <class Real>
+class RungeKuttaMerson {
+ public:
+  /// @throws InputError for tolerance <= 0 or a negative initial/min step.
+  explicit RungeKuttaMerson(MersonSettings settings = {}) : settings_(settings) {
+    if (!(settings_.tolerance > 0.0))
+      throw InputError("Runge-Kutta-Merson: tolerance must be > 0 (got " + std::to_string(settings_.tolerance) +
+                       ")");
+    if (settings_.initial_step < 0.0 || settings_.min_step < 0.0)
+      throw InputError("Runge-Kutta-Merson: initial_step and min_step must be >= 0");
+    control_.resize(1);
+    error_max_.resize(1);
+  }
+
+  const MersonSettings& settings() const { return settings_; }
+
+  /// Integrates u (n values, in place) from t0 to t1 >= t0, ending exactly at t1. The first step tried
+  /// is the last step proposed by the previous call (or settings().initial_step).
+  /// @throws InputError for t1 < t0; NumericalError for a non-finite error estimate (NaN/Inf in u or f)
+  /// or a step below the floor, naming the time reached.
+  template <class Rhs>
+  MersonStats integrate(Span<Real> u, double t0, double t1, Rhs&& rhs) {
+    if (!(t1 >= t0))
+      throw InputError("Runge-Kutta-Merson: end time " + std::to_string(t1) + " is before the start time " +
+                       std::to_string(t0));
+    MersonStats stats;
+    stats.time = t0;
+    if (t1 == t0) return stats;
+    const std::size_t n = u.size();
+    for (auto& b : k_) b.ensure(n);
+    odd_.ensure(n);
+    even_.ensure(n);
+
+    MersonControl c;
+    c.t = t0;
+    c.t_end = t1;
+    const double first = next_step_ > 0.0 ? next_step_
+                         : settings_.initial_step > 0.0 ? settings_.initial_step
+                                                        : (t1 - t0) / 100.0;
+    c.tau = std::min(first, t1 - t0);
+    c.tau_free = first;
+    c.tolerance = settings_.tolerance;
+    c.min_step = settings_.min_step > 0.0 ? settings_.min_step : 1e-14 * (t1 - t0);
+    control_.upload(&c, 1);
+
+    // Batches between looks at the control record: 1 on the CPU (looking is free), on the GPU about half
+    // the iterations still expected, so that few no-op iterations are queued past t_end.
+    const bool device = exec::backend() != exec::Backend::cpu;
+    std::int64_t batch = 1;
+    for (;;) {
+      for (std::int64_t b = 0; b < batch; ++b) iterate(u, rhs);
+      stats.iterations += batch;
+      control_.download(&c, 1);
+      if (c.done) break;
+      if (device) {
+        const double remaining = (c.t_end - c.t) / std::max(c.tau, 1e-300);
+        batch = static_cast<std::int64_t>(std::clamp(0.5 * remaining, 1.0, 256.0));
+      }
+    }
+    stats.accepted = c.accepted;
+    stats.rejected = c.rejected;
+    stats.iterations = c.accepted + c.rejected;
+    stats.last_step = c.tau_free;
+    stats.time = c.t;
+    next_step_ = c.tau_free;
+    if (c.failure == 1)
+      throw NumericalError("Runge-Kutta-Merson: the error estimate is NaN or infinite at t = " +
+                           std::to_string(c.t) + " (step " + std::to_string(c.tau_used) +
+                           "): the state or its right-hand side is no longer finite");
+    if (c.failure == 2)
+      throw NumericalError("Runge-Kutta-Merson: the adaptive step fell to " + std::to_string(c.tau_free) +
+                           " at t = " + std::to_string(c.t) + ", below its floor " + std::to_string(c.min_step) +
+                           " (tolerance " + std::to_string(c.tolerance) + " too tight, or the problem blows up)");
+    return stats;
+  }
+
+  /// The step the next integrate() call starts with (0 before the first call).
+  double next_step() const { return next_step_; }
+  /// Sets the step the next integrate() call starts with (> 0), e.g. when restarting.
+  void set_next_step(double tau) { next_step_ = tau; }
+
+ private:
+  template <class Rhs>
+  void iterate(Span<Real> u, Rhs& rhs) {
+    const std::size_t n = u.size();
+    const MersonControl* control = control_.data();
+    MersonStage<Real> stage;
+    stage.control = control;
+    stage.fused = settings_.fused;
+    stage.u = Span<const Real>(u);
+    for (int s = 0; s < 5; ++s) stage.k[s] = k_[s].span().subspan(0, n);
+    stage.candidate = stage.k[1];    // k2 is not read after stage 2
+    stage.error = argument(5, n);    // free during stage 4, which reads argument(4)
+    const Span<const Real> uc = u, k1 = stage.k[0], k2 = stage.k[1], k3 = stage.k[2], k4 = stage.k[3],
+                           k5 = stage.k[4];
+    for (int s = 0; s < 5; ++s) {
+      stage.stage = s;
+      stage.next = argument(s + 1, n);
+      rhs(s == 0 ? uc : Span<const Real>(argument(s, n)), stage);
+      if (!settings_.fused && s < 4)
+        exec::parallel_for(n, detail::MersonCombine<Real>{control, uc, k1, k2, k3, k4, stage.next, s});
+    }
+    if (!settings_.fused) exec::parallel_for(n, detail::MersonError<Real>{control, k1, k3, k4, k5, stage.error});
+    exec::max_into(Span<const Real>(stage.error), error_max_.span(), temp_);
+    exec::parallel_for(1, detail::MersonDecide<Real>{control_.data(), error_max_.data()});
+    if (settings_.fused)
+      exec::parallel_for(n, detail::MersonUpdateFused<Real>{control, Span<const Real>(stage.candidate), u});
+    else
+      exec::parallel_for(n, detail::MersonUpdatePlain<Real>{control, k1, k4, k5, u});
+  }
+
+  /// Argument of stage s (1..4) and, as s = 5, the error terms: two buffers used alternately, since a
+  /// right-hand side reads its argument at neighbouring nodes while storing the next one.
+  Span<Real> argument(int s, std::size_t n) { return (s % 2 ? odd_ : even_).span().subspan(0, n); }
+
+  MersonSettings settings_;
+  DeviceBuffer<Real> k_[5], odd_, even_;
+  DeviceBuffer<MersonControl> control_;
+  DeviceBuffer<Real> error_max_;
+  DeviceBuffer<unsigned char> temp_;
+  double next_step_ = 0.0;
+};
+
+}  // namespace tissue::integrate
