@@ -147,6 +147,31 @@ void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const 
   write_file_atomic(path, xml.str());
 }
 
+void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const std::vector<double>& points,
+               const std::vector<VtkArray>& arrays) {
+  const auto n =
+      static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz);
+  if (points.size() != 3 * n) throw std::invalid_argument("VTS points: expected 3 coordinates per grid point");
+  for (const auto& a : arrays)
+    if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
+      throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per grid point");
+  std::ostringstream xml;
+  const std::string extent =
+      "0 " + std::to_string(nx - 1) + " 0 " + std::to_string(ny - 1) + " 0 " + std::to_string(nz - 1);
+  xml << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"StructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+         "header_type=\"UInt64\">\n"
+      << "  <StructuredGrid WholeExtent=\"" << extent << "\">\n"
+      << "    <Piece Extent=\"" << extent << "\">\n      <Points>\n";
+  data_array(xml, "Float64", "Points", 3, reinterpret_cast<const unsigned char*>(points.data()),
+             points.size() * sizeof(double), "        ");
+  xml << "      </Points>\n      <PointData>\n";
+  for (const auto& a : arrays)
+    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
+  xml << "      </PointData>\n    </Piece>\n  </StructuredGrid>\n</VTKFile>\n";
+  write_file_atomic(path, xml.str());
+}
+
 void PvdSeries::add(double time, const std::string& file) {
   if (!entries_.empty() && entries_.back().second == file) entries_.pop_back();
   entries_.emplace_back(time, file);

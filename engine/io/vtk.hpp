@@ -70,6 +70,14 @@ void write_vtu_triangles(const std::filesystem::path& path, const std::vector<fl
 void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
                double spacing, const std::vector<VtkArray>& arrays);
 
+/// Writes a structured grid (.vts): nx x ny x nz points with explicit coordinates (a curvilinear grid, e.g.
+/// the surface of a graph z = phi(x, y) with nz = 1), point data `arrays` (each nx * ny * nz values, x
+/// fastest).
+/// @param points  3 * nx * ny * nz coordinates, interleaved, x fastest
+/// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
+void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const std::vector<double>& points,
+               const std::vector<VtkArray>& arrays);
+
 /// A .pvd collection: one DataSet per (time, file). add() rewrites the index atomically, so the
 /// series on disk is always complete up to its last entry.
 class PvdSeries {
