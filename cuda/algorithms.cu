@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cuda/algorithms.hpp"
+#include "cuda/runtime.hpp"
 #include "engine/exec/error.hpp"
 
 namespace tissue::cuda {
@@ -75,10 +76,14 @@ std::size_t reduce_max_temp_bytes(const double*, std::size_t n) {
   return reduce_max_bytes<double>(n);
 }
 void reduce_max(const float* x, std::size_t n, float* result, void* temp, std::size_t temp_bytes) {
-  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n)), "cub max");
+  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n),
+                               static_cast<cudaStream_t>(current_stream())),
+        "cub max");
 }
 void reduce_max(const double* x, std::size_t n, double* result, void* temp, std::size_t temp_bytes) {
-  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n)), "cub max");
+  check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n),
+                               static_cast<cudaStream_t>(current_stream())),
+        "cub max");
 }
 
 }  // namespace tissue::cuda

@@ -29,7 +29,7 @@ void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size
 std::size_t reduce_max_temp_bytes(const float* x, std::size_t n);
 std::size_t reduce_max_temp_bytes(const double* x, std::size_t n);
 
-/// result[0] = max of x[0..n) (cub::DeviceReduce::Max on the default stream, asynchronous), using `temp`
+/// result[0] = max of x[0..n) (cub::DeviceReduce::Max on the engine stream, asynchronous), using `temp`
 /// (at least reduce_max_temp_bytes bytes). result is device memory. @throws BackendError on failure.
 void reduce_max(const float* x, std::size_t n, float* result, void* temp, std::size_t temp_bytes);
 void reduce_max(const double* x, std::size_t n, double* result, void* temp, std::size_t temp_bytes);

@@ -17,11 +17,13 @@ __global__ void __launch_bounds__(kBlockSize) for_kernel(std::size_t n, F f) {
   if (i < n) f(i);
 }
 
-/// Launches f(i) for i in [0, n) on the default stream; checks the launch (not the execution).
+/// Launches f(i) for i in [0, n) on the engine's stream (cuda::current_stream()); checks the launch (not the
+/// execution).
 template <class F>
 void launch_for(std::size_t n, const F& f) {
   const std::size_t blocks = (n + kBlockSize - 1) / kBlockSize;
-  for_kernel<F><<<static_cast<unsigned>(blocks), kBlockSize>>>(n, f);
+  for_kernel<F>
+      <<<static_cast<unsigned>(blocks), kBlockSize, 0, static_cast<cudaStream_t>(current_stream())>>>(n, f);
   check_last_launch(__PRETTY_FUNCTION__);
 }
 

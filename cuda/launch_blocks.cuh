@@ -26,7 +26,9 @@ void launch_blocks(std::size_t blocks, unsigned threads, std::size_t shared_byte
                          static_cast<int>(shared_bytes));
     raised = shared_bytes;
   }
-  block_kernel<F><<<static_cast<unsigned>(blocks), threads, shared_bytes>>>(f);
+  block_kernel<F>
+      <<<static_cast<unsigned>(blocks), threads, shared_bytes, static_cast<cudaStream_t>(current_stream())>>>(
+          f);
   check_last_launch(__PRETTY_FUNCTION__);
 }
 

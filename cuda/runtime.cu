@@ -93,4 +93,41 @@ void check_last_launch(const char* what) {
   check(cudaGetLastError(), what);
 }
 
+namespace {
+cudaStream_t g_capture_stream = nullptr;  // the stream being captured, or nullptr
+bool g_capturing = false;
+}  // namespace
+
+void* current_stream() noexcept {
+  return g_capturing ? g_capture_stream : nullptr;
+}
+
+void begin_capture() {
+  if (g_capturing) throw BackendError("CUDA graph capture: a capture is already running");
+  if (!g_capture_stream) check(cudaStreamCreate(&g_capture_stream), "cudaStreamCreate");
+  // the capture stream starts after everything queued on the default stream so far
+  check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  check(cudaStreamBeginCapture(g_capture_stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  g_capturing = true;
+}
+
+void* end_capture() {
+  g_capturing = false;
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamEndCapture(g_capture_stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  check(err, "cudaGraphInstantiate");
+  return exec;
+}
+
+void launch_graph(void* graph) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), nullptr), "cudaGraphLaunch");
+}
+
+void destroy_graph(void* graph) noexcept {
+  if (graph) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graph));
+}
+
 }  // namespace tissue::cuda

@@ -28,6 +28,21 @@ void device_free(void* ptr) noexcept;
 void copy(void* dst, bool dst_device, const void* src, bool src_device, std::size_t bytes);
 void zero(void* ptr, std::size_t bytes);
 
+/// Stream the engine's launches and CUB calls go to: the legacy default stream (nullptr) except while a
+/// graph is being captured. A cudaStream_t, as void* for host-compiled code.
+void* current_stream() noexcept;
+
+/// Starts capturing the engine's launches into a CUDA graph (stream capture on a blocking stream, so
+/// that the captured work stays ordered with the default stream when replayed).
+/// @throws BackendError on failure or when a capture is already running.
+void begin_capture();
+/// Ends the capture and returns the instantiated graph (a cudaGraphExec_t). @throws BackendError.
+void* end_capture();
+/// Launches an instantiated graph on the default stream (asynchronous). @throws BackendError.
+void launch_graph(void* graph);
+/// Destroys an instantiated graph (no-op for nullptr).
+void destroy_graph(void* graph) noexcept;
+
 /// Throws BackendError if the last kernel launch failed (cudaGetLastError); `what` names the launch.
 void check_last_launch(const char* what);
 

@@ -9,10 +9,11 @@ namespace tissue::integrate {
 
 /// Settings of the adaptive integrator.
 struct MersonSettings {
-  double tolerance = 1e-6;   ///< eps in (27)-(29), absolute, in the unit of u; > 0
-  double initial_step = 0.0; ///< first tau tried; 0: (t_end - t0) / 100
-  double min_step = 0.0;     ///< a step proposed below this stops the run with NumericalError; 0: 1e-14 (t_end - t0)
-  bool fused = true;         ///< stage combinations inside the right-hand side's store()
+  double tolerance = 1e-6;    ///< eps in (27)-(29), absolute, in the unit of u; > 0
+  double initial_step = 0.0;  ///< first tau tried; 0: (t_end - t0) / 100
+  double min_step =
+      0.0;            ///< a step proposed below this stops the run with NumericalError; 0: 1e-14 (t_end - t0)
+  bool fused = true;  ///< stage combinations inside the right-hand side's store()
 };
 
 /// Counts of one integrate() call.

@@ -37,6 +37,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/math.hpp"
 #include "engine/exec/parallel_for.hpp"
+#include "engine/exec/recording.hpp"
 #include "engine/integrate/merson_settings.hpp"
 
 namespace tissue::integrate {
@@ -50,7 +51,7 @@ struct MersonControl {
   double tau_free = 0.0;   ///< last step proposed by (29) before clipping to t_end (carried to the next call)
   double tolerance = 0.0;  ///< eps of (27)-(29)
   double min_step = 0.0;   ///< a proposed step below this fails the run (unless at t_end)
-  double last_error = 0.0; ///< e of the last iteration
+  double last_error = 0.0;  ///< e of the last iteration
   std::int64_t accepted = 0, rejected = 0;
   int accept_now = 0;  ///< the last iteration's step was accepted (read by the update kernel)
   int done = 0;        ///< t reached t_end, or the run failed
@@ -63,11 +64,11 @@ struct MersonStage {
   const MersonControl* control = nullptr;
   int stage = 0;  ///< 0..4 for k1..k5
   bool fused = true;
-  Span<const Real> u;          ///< state at the start of the step
-  Span<Real> k[5];             ///< stage derivatives f (not multiplied by tau)
-  Span<Real> next;             ///< fused: argument of the next stage
-  Span<Real> candidate;        ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
-  Span<Real> error;            ///< fused, stage 4: per-node error term of (27)
+  Span<const Real> u;    ///< state at the start of the step
+  Span<Real> k[5];       ///< stage derivatives f (not multiplied by tau)
+  Span<Real> next;       ///< fused: argument of the next stage
+  Span<Real> candidate;  ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
+  Span<Real> error;      ///< fused, stage 4: per-node error term of (27)
 
   /// Time of this stage: t + c tau with c = 0, 1/3, 1/3, 1/2, 1.
   TISSUE_HD double time() const {
@@ -122,10 +123,17 @@ struct MersonCombine {  // plain mode: next = u + tau sum_m a_m k_m
     const Real tau = static_cast<Real>(control->tau);
     Real s;
     switch (stage) {
-      case 0: s = k1[i] / Real(3); break;
-      case 1: s = (k1[i] + k2[i]) / Real(6); break;
-      case 2: s = (k1[i] + Real(3) * k3[i]) / Real(8); break;
-      default: s = k1[i] / Real(2) - Real(1.5) * k3[i] + Real(2) * k4[i];
+      case 0:
+        s = k1[i] / Real(3);
+        break;
+      case 1:
+        s = (k1[i] + k2[i]) / Real(6);
+        break;
+      case 2:
+        s = (k1[i] + Real(3) * k3[i]) / Real(8);
+        break;
+      default:
+        s = k1[i] / Real(2) - Real(1.5) * k3[i] + Real(2) * k4[i];
     }
     next[i] = u[i] + tau * s;
   }
@@ -215,8 +223,8 @@ class RungeKuttaMerson {
   /// @throws InputError for tolerance <= 0 or a negative initial/min step.
   explicit RungeKuttaMerson(MersonSettings settings = {}) : settings_(settings) {
     if (!(settings_.tolerance > 0.0))
-      throw InputError("Runge-Kutta-Merson: tolerance must be > 0 (got " + std::to_string(settings_.tolerance) +
-                       ")");
+      throw InputError("Runge-Kutta-Merson: tolerance must be > 0 (got " +
+                       std::to_string(settings_.tolerance) + ")");
     if (settings_.initial_step < 0.0 || settings_.min_step < 0.0)
       throw InputError("Runge-Kutta-Merson: initial_step and min_step must be >= 0");
     control_.resize(1);
@@ -245,7 +253,7 @@ class RungeKuttaMerson {
     MersonControl c;
     c.t = t0;
     c.t_end = t1;
-    const double first = next_step_ > 0.0 ? next_step_
+    const double first = next_step_ > 0.0               ? next_step_
                          : settings_.initial_step > 0.0 ? settings_.initial_step
                                                         : (t1 - t0) / 100.0;
     c.tau = std::min(first, t1 - t0);
@@ -254,18 +262,28 @@ class RungeKuttaMerson {
     c.min_step = settings_.min_step > 0.0 ? settings_.min_step : 1e-14 * (t1 - t0);
     control_.upload(&c, 1);
 
-    // Batches between looks at the control record: 1 on the CPU (looking is free), on the GPU about half
-    // the iterations still expected, so that few no-op iterations are queued past t_end.
+    // Batches between looks at the control record: 1 on the CPU (looking is free); on the GPU about half
+    // the iterations still expected, so that few no-op iterations are queued past t_end, replayed as a
+    // recorded graph of kRecorded iterations (one launch instead of a dozen per iteration).
     const bool device = exec::backend() != exec::Backend::cpu;
     std::int64_t batch = 1;
+    exec::Recording recording;
     for (;;) {
-      for (std::int64_t b = 0; b < batch; ++b) iterate(u, rhs);
-      stats.iterations += batch;
+      if (device && batch >= kRecorded) {
+        if (recording.empty())  // buffers are warm: the first batch ran unrecorded
+          recording.record([&] {
+            for (int b = 0; b < kRecorded; ++b) iterate(u, rhs);
+          });
+        for (std::int64_t b = 0; b < batch / kRecorded; ++b) recording.replay();
+      } else {
+        for (std::int64_t b = 0; b < batch; ++b) iterate(u, rhs);
+      }
       control_.download(&c, 1);
       if (c.done) break;
       if (device) {
         const double remaining = (c.t_end - c.t) / std::max(c.tau, 1e-300);
         batch = static_cast<std::int64_t>(std::clamp(0.5 * remaining, 1.0, 256.0));
+        if (batch >= kRecorded) batch -= batch % kRecorded;
       }
     }
     stats.accepted = c.accepted;
@@ -275,13 +293,14 @@ class RungeKuttaMerson {
     stats.time = c.t;
     next_step_ = c.tau_free;
     if (c.failure == 1)
-      throw NumericalError("Runge-Kutta-Merson: the error estimate is NaN or infinite at t = " +
-                           std::to_string(c.t) + " (step " + std::to_string(c.tau_used) +
-                           "): the state or its right-hand side is no longer finite");
+      throw NumericalError(
+          "Runge-Kutta-Merson: the error estimate is NaN or infinite at t = " + std::to_string(c.t) +
+          " (step " + std::to_string(c.tau_used) + "): the state or its right-hand side is no longer finite");
     if (c.failure == 2)
       throw NumericalError("Runge-Kutta-Merson: the adaptive step fell to " + std::to_string(c.tau_free) +
-                           " at t = " + std::to_string(c.t) + ", below its floor " + std::to_string(c.min_step) +
-                           " (tolerance " + std::to_string(c.tolerance) + " too tight, or the problem blows up)");
+                           " at t = " + std::to_string(c.t) + ", below its floor " +
+                           std::to_string(c.min_step) + " (tolerance " + std::to_string(c.tolerance) +
+                           " too tight, or the problem blows up)");
     return stats;
   }
 
@@ -291,6 +310,9 @@ class RungeKuttaMerson {
   void set_next_step(double tau) { next_step_ = tau; }
 
  private:
+  /// Iterations per recorded graph on the GPU.
+  static constexpr int kRecorded = 8;
+
   template <class Rhs>
   void iterate(Span<Real> u, Rhs& rhs) {
     const std::size_t n = u.size();
@@ -300,8 +322,8 @@ class RungeKuttaMerson {
     stage.fused = settings_.fused;
     stage.u = Span<const Real>(u);
     for (int s = 0; s < 5; ++s) stage.k[s] = k_[s].span().subspan(0, n);
-    stage.candidate = stage.k[1];    // k2 is not read after stage 2
-    stage.error = argument(5, n);    // free during stage 4, which reads argument(4)
+    stage.candidate = stage.k[1];  // k2 is not read after stage 2
+    stage.error = argument(5, n);  // free during stage 4, which reads argument(4)
     const Span<const Real> uc = u, k1 = stage.k[0], k2 = stage.k[1], k3 = stage.k[2], k4 = stage.k[3],
                            k5 = stage.k[4];
     for (int s = 0; s < 5; ++s) {
@@ -311,7 +333,8 @@ class RungeKuttaMerson {
       if (!settings_.fused && s < 4)
         exec::parallel_for(n, detail::MersonCombine<Real>{control, uc, k1, k2, k3, k4, stage.next, s});
     }
-    if (!settings_.fused) exec::parallel_for(n, detail::MersonError<Real>{control, k1, k3, k4, k5, stage.error});
+    if (!settings_.fused)
+      exec::parallel_for(n, detail::MersonError<Real>{control, k1, k3, k4, k5, stage.error});
     exec::max_into(Span<const Real>(stage.error), error_max_.span(), temp_);
     exec::parallel_for(1, detail::MersonDecide<Real>{control_.data(), error_max_.data()});
     if (settings_.fused)

@@ -149,11 +149,13 @@ TEST_CASE("Runge-Kutta-Merson: fused stage combinations equal the plain kernels 
   const std::size_t n = 200;
   const double h = 1.0 / (n + 1);
   std::vector<double> init(n);
-  for (std::size_t i = 0; i < n; ++i) init[i] = std::sin(M_PI * (i + 1) * h) + 0.3 * std::sin(7 * M_PI * (i + 1) * h);
+  for (std::size_t i = 0; i < n; ++i)
+    init[i] = std::sin(M_PI * (i + 1) * h) + 0.3 * std::sin(7 * M_PI * (i + 1) * h);
   DeviceBuffer<double> fused, plain;
   fused.assign(init);
   plain.assign(init);
-  RungeKuttaMerson<double> a(MersonSettings{1e-7, 1e-6, 0.0, true}), b(MersonSettings{1e-7, 1e-6, 0.0, false});
+  RungeKuttaMerson<double> a(MersonSettings{1e-7, 1e-6, 0.0, true}),
+      b(MersonSettings{1e-7, 1e-6, 0.0, false});
   const auto sa = a.integrate(fused.span(), 0.0, 0.02, Heat{1.0 / (h * h)});
   const auto sb = b.integrate(plain.span(), 0.0, 0.02, Heat{1.0 / (h * h)});
   CHECK(sa.accepted == sb.accepted);
@@ -166,7 +168,8 @@ TEST_CASE("Runge-Kutta-Merson: fused stage combinations equal the plain kernels 
     const double x = (i + 1) * h;
     const double l1 = 4 / (h * h) * std::pow(std::sin(M_PI * h / 2), 2),
                  l7 = 4 / (h * h) * std::pow(std::sin(7 * M_PI * h / 2), 2);
-    const double exact = std::exp(-l1 * 0.02) * std::sin(M_PI * x) + 0.3 * std::exp(-l7 * 0.02) * std::sin(7 * M_PI * x);
+    const double exact =
+        std::exp(-l1 * 0.02) * std::sin(M_PI * x) + 0.3 * std::exp(-l7 * 0.02) * std::sin(7 * M_PI * x);
     change = std::max(change, std::abs(fa[i] - exact));
   }
   CHECK(worst < 1e-13);
