@@ -1,5 +1,6 @@
 #include "modules/models.hpp"
 
+#include "modules/curvature_flow/graph_flow_model.hpp"
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
 #include "modules/surface_rd/surface_rd_model.hpp"
@@ -7,7 +8,7 @@
 namespace tissue {
 
 std::vector<std::string> model_names() {
-  return {"epidermis", "grid_rd", "surface_rd"};
+  return {"epidermis", "grid_rd", "surface_rd", "graph_flow"};
 }
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
@@ -34,6 +35,7 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
 
   std::unique_ptr<Simulation> sim = model == "grid_rd"      ? grid_rd::build(root, settings)
                                     : model == "surface_rd" ? surface_rd::build(root, settings)
+                                    : model == "graph_flow" ? curvature_flow::build(root, settings)
                                                             : epidermis::build(root, settings);
   if (model != "surface_rd") sim->dt = settings.dt;  // surface_rd derives its default from the mesh
   sim->steps = settings.steps;
