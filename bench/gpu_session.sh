@@ -2,7 +2,9 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|epidermis]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis]...
+# eoc: the curvature-flow EOC tables (seed 004, Tables 2-4) with wall times; WILLMORE_TO (default 256) is the
+# finest Willmore mesh, WILLMORE_PROBE_T (unset) times 256^2 Willmore to that end time only.
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT"
@@ -43,6 +45,32 @@ if want bench_surface; then
 fi
 if want bench_patches; then  # launch shapes of the surface patches path
   ./bench/bench_surface_rd --backend cuda --patch-sweep 2>&1 | tee "$OUT/bench_surface_patches.txt"
+fi
+if want eoc; then
+  eoc=./tools/graph_flow_eoc
+  if [ -z "${SKIP_MCF:-}" ]; then
+    $eoc --backend cuda --flow mcf --precision double --from 16 --to 1024 --tolerance 1e-8 2>&1 | tee "$OUT/eoc_mcf_double.txt"
+    # float cannot hold a 1e-8 tolerance at 1024^2 (the step collapses and rounding accumulates)
+    $eoc --backend cuda --flow mcf --precision float --from 16 --to 1024 --tolerance 1e-6 2>&1 | tee "$OUT/eoc_mcf_float.txt"
+  fi
+  if [ -n "${WILLMORE_PROBE_T:-}" ]; then
+    $eoc --backend cuda --flow willmore --from 256 --to 256 --end-time "$WILLMORE_PROBE_T" --samples 1 2>&1 |
+      tee "$OUT/willmore_probe.txt"
+  fi
+  $eoc --backend cuda --flow willmore --precision double --from 16 --to "${WILLMORE_TO:-256}" 2>&1 |
+    tee "$OUT/eoc_willmore_double.txt"
+  summary+=("eoc: MCF double $(grep -sE '^\| 1024' "$OUT/eoc_mcf_double.txt"); Willmore $(grep -E '^\| [0-9]+\^2' "$OUT/eoc_willmore_double.txt" | tail -1)")
+fi
+if want graph_scenarios; then  # the seed's Figs. 1 and 2, with wall times; snapshots at the figures' times
+  for stem in mcf_graph willmore_graph; do
+    rm -rf "/tmp/$stem"
+    /usr/bin/time -f "%e s wall" ./tools/tissue run "$src/scenarios/$stem.toml" --backend cuda --out "/tmp/$stem" \
+      > "$OUT/$stem.log" 2>&1
+    echo "$stem rc=$?"; tail -5 "$OUT/$stem.log"
+    mkdir -p "$OUT/$stem"
+    for step in 0 1 2 4 5 20; do cp "/tmp/$stem/surface_$(printf %09d $step).vts" "$OUT/$stem/" 2>/dev/null; done
+    summary+=("$stem: $(grep -E 'wall' "$OUT/$stem.log" | tail -1)")
+  done
 fi
 if want epidermis; then
   rm -rf /tmp/epidermis
