@@ -151,7 +151,8 @@ void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const 
                const std::vector<VtkArray>& arrays) {
   const auto n =
       static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz);
-  if (points.size() != 3 * n) throw std::invalid_argument("VTS points: expected 3 coordinates per grid point");
+  if (points.size() != 3 * n)
+    throw std::invalid_argument("VTS points: expected 3 coordinates per grid point");
   for (const auto& a : arrays)
     if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
       throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per grid point");
