@@ -35,8 +35,7 @@ struct WillmoreW {
   Span<const Real> phi;
   Span<Real> w;
   TISSUE_HD void operator()(std::size_t idx) const {
-    const int i = static_cast<int>(idx % static_cast<std::size_t>(g.nx)),
-              j = static_cast<int>(idx / static_cast<std::size_t>(g.nx));
+    const int i = g.column(idx), j = g.row(idx);
     if (!g.interior(i, j)) return;
     const GraphCurvature<Real> c(EdgeGradients<Real>(Stencil3<Real>::load(g, phi.data(), i, j), g.h1, g.h2),
                                  g.h1, g.h2);
@@ -56,8 +55,7 @@ struct GraphRhs {
   ManufacturedSolution solution;
   integrate::MersonStage<Real> stage;
   TISSUE_HD void operator()(std::size_t idx) const {
-    const int i = static_cast<int>(idx % static_cast<std::size_t>(g.nx)),
-              j = static_cast<int>(idx / static_cast<std::size_t>(g.nx));
+    const int i = g.column(idx), j = g.row(idx);
     Real f = Real(0);
     if (g.interior(i, j)) {
       const Stencil3<Real> p = Stencil3<Real>::load(g, phi.data(), i, j);
@@ -78,8 +76,7 @@ struct FillMirrors {
   GraphView<Real> g;
   Span<Real> u;
   TISSUE_HD void operator()(std::size_t idx) const {
-    const int i = static_cast<int>(idx % static_cast<std::size_t>(g.nx)),
-              j = static_cast<int>(idx / static_cast<std::size_t>(g.nx));
+    const int i = g.column(idx), j = g.row(idx);
     if (!g.interior(i, j)) u[idx] = g.at(u.data(), i, j);
   }
 };
@@ -90,8 +87,7 @@ struct CurvatureFields {
   Span<const Real> phi;
   Span<Real> h, w;
   TISSUE_HD void operator()(std::size_t idx) const {
-    const int i = static_cast<int>(idx % static_cast<std::size_t>(g.nx)),
-              j = static_cast<int>(idx / static_cast<std::size_t>(g.nx));
+    const int i = g.column(idx), j = g.row(idx);
     if (!g.interior(i, j)) {
       h[idx] = w[idx] = Real(0);
       return;

@@ -137,6 +137,9 @@ struct GraphView {
   TISSUE_HD std::size_t index(int i, int j) const {
     return static_cast<std::size_t>(j) * static_cast<std::size_t>(nx) + static_cast<std::size_t>(i);
   }
+  /// i and j of node index idx.
+  TISSUE_HD int column(std::size_t idx) const { return static_cast<int>(idx % static_cast<std::size_t>(nx)); }
+  TISSUE_HD int row(std::size_t idx) const { return static_cast<int>(idx / static_cast<std::size_t>(nx)); }
   TISSUE_HD bool interior(int i, int j) const { return i > 0 && j > 0 && i < nx - 1 && j < ny - 1; }
   /// Value at node (i, j), 0 <= i < nx, 0 <= j < ny: Neumann boundary nodes read their interior mirror.
   TISSUE_HD Real at(const Real* u, int i, int j) const {
