@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "engine/exec/block_for.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/integrate/runge_kutta_merson.hpp"
@@ -44,15 +45,15 @@ struct WillmoreW {
 };
 
 /// One stage of scheme 3.1 (Flow = mean_curvature) or 3.2 (willmore), with or without the manufactured
-/// forcing: f at every node (0 on boundary nodes), stored through the integrator. Flow and forcing are
-/// template arguments so that each kernel carries only its own arithmetic (the Willmore forcing alone
-/// needs over 200 registers).
+/// forcing, one thread per node: f at every node (0 on boundary nodes), stored through the integrator. The
+/// reference for GraphTileRhs. Flow and forcing are template arguments so that each kernel carries only
+/// its own arithmetic.
 template <class Real, GraphFlow Flow, bool Forced>
 struct GraphRhs {
   GraphView<Real> g;
   Span<const Real> phi;
   Span<const Real> w;  ///< Willmore only
-  ManufacturedSolution solution;
+  ForcingTable<Real, Flow> forcing;
   integrate::MersonStage<Real> stage;
   TISSUE_HD void operator()(std::size_t idx) const {
     const int i = g.column(idx), j = g.row(idx);
@@ -63,10 +64,159 @@ struct GraphRhs {
         f = willmore_rhs(p, Stencil3<Real>::load(g, w.data(), i, j), g.h1, g.h2);
       else
         f = mean_curvature_rhs(p, g.h1, g.h2);
-      if constexpr (Forced)
-        f += solution.forcing<Flow>(stage.time(), g.x0 + Real(i) * g.h1, g.y0 + Real(j) * g.h2);
+      if constexpr (Forced) f += forcing.at(idx, stage.time());
     }
     stage.store(idx, f);
+  }
+};
+
+/// A box of nodes [i0, i0 + w) x [j0, j0 + h) and the row-major index of its nodes in a tile array.
+struct NodeBox {
+  int i0 = 0, j0 = 0, w = 0, h = 0;
+  TISSUE_HD int size() const { return w * h; }
+  TISSUE_HD int local(int i, int j) const { return (j - j0) * w + (i - i0); }
+  TISSUE_HD int i_of(int l) const { return i0 + l % w; }
+  TISSUE_HD int j_of(int l) const { return j0 + l / w; }
+  TISSUE_HD NodeBox grown(int by) const { return {i0 - by, j0 - by, w + 2 * by, h + 2 * by}; }
+};
+
+/// Nodes per tile side of GraphTileRhs (a block owns up to kTile + 1 along each axis, see owned()).
+constexpr int kTile = 16;
+
+/// One stage of scheme 3.1 or 3.2 as one kernel over shared-memory tiles, the fast path. Each block owns
+/// a box of nodes and loads phi around it (halo 1 for MCF, 2 for Willmore); every co-volume edge's
+/// gradient (40)-(47), Q (36)-(39) and grad phi / Q is computed once per tile and shared by the two nodes
+/// on either side, then w = Q H (48)-(50) at the owned nodes (MCF: that is f) or, for Willmore, on the box
+/// grown by one, then each edge's flux of (10) once, then f at the owned nodes. Same arithmetic as
+/// GraphRhs up to the order of a few additions.
+template <class Real, GraphFlow Flow, bool Forced>
+struct GraphTileRhs {
+  static constexpr int kHalo = Flow == GraphFlow::willmore ? 2 : 1;
+  static constexpr int kMaxOwned = kTile + 1;
+  static constexpr int kMaxW = kMaxOwned + 2 * (kHalo - 1), kMaxPhi = kMaxOwned + 2 * kHalo;
+  static constexpr int kMaxEdges = (kMaxW + 1) * kMaxW;
+
+  GraphView<Real> g;
+  Span<const Real> phi;
+  ForcingTable<Real, Flow> forcing;
+  integrate::MersonStage<Real> stage;
+
+  /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
+  /// 0, so a box is at most kTile + 1 wide).
+  static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
+  TISSUE_HD NodeBox owned(std::size_t block) const {
+    const int bx = static_cast<int>(block % static_cast<std::size_t>(blocks_along(g.nx)));
+    const int by = static_cast<int>(block / static_cast<std::size_t>(blocks_along(g.nx)));
+    const int i0 = bx == 0 ? 0 : 1 + kTile * bx, j0 = by == 0 ? 0 : 1 + kTile * by;
+    const int i1 = 1 + kTile * (bx + 1) < g.nx ? 1 + kTile * (bx + 1) : g.nx;
+    const int j1 = 1 + kTile * (by + 1) < g.ny ? 1 + kTile * (by + 1) : g.ny;
+    return {i0, j0, i1 - i0, j1 - j0};
+  }
+  static std::size_t shared_bytes() {
+    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 8 * kMaxEdges + kMaxW * kMaxW);
+  }
+
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    const NodeBox own = owned(block.index());
+    const NodeBox pb = own.grown(kHalo), wb = own.grown(kHalo - 1);
+    const NodeBox xb{wb.i0 - 1, wb.j0, wb.w + 1, wb.h};  // x-edges (i + 1/2, j) by their west node
+    const NodeBox yb{wb.i0, wb.j0 - 1, wb.w, wb.h + 1};  // y-edges (i, j + 1/2) by their south node
+    Real* const p = static_cast<Real*>(block.shared());
+    Real* const xgx = p + kMaxPhi * kMaxPhi;
+    Real* const xgy = xgx + kMaxEdges;
+    Real* const xq = xgy + kMaxEdges;
+    Real* const xn = xq + kMaxEdges;  // gx / Q, later the flux F1
+    Real* const ygx = xn + kMaxEdges;
+    Real* const ygy = ygx + kMaxEdges;
+    Real* const yq = ygy + kMaxEdges;
+    Real* const yn = yq + kMaxEdges;  // gy / Q, later the flux F2
+    Real* const w = yn + kMaxEdges;
+    const Real q1 = Real(1) / (Real(4) * g.h1), q2 = Real(1) / (Real(4) * g.h2);
+    const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
+
+    block.for_each(static_cast<std::size_t>(pb.size()), [&](std::size_t l) {
+      const int i = pb.i_of(static_cast<int>(l)), j = pb.j_of(static_cast<int>(l));
+      p[l] = g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);  // outside values are never used
+    });
+    block.sync();
+    // (40)-(47) and (36)-(39) on every edge around the nodes of wb
+    block.for_each(static_cast<std::size_t>(xb.size()), [&](std::size_t l) {
+      const int i = xb.i_of(static_cast<int>(l)), j = xb.j_of(static_cast<int>(l));
+      const Real gx = (P(i + 1, j) - P(i, j)) / g.h1;
+      const Real gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
+      const Real q = math::sqrt(Real(1) + gx * gx + gy * gy);
+      xgx[l] = gx, xgy[l] = gy, xq[l] = q, xn[l] = gx / q;
+    });
+    block.for_each(static_cast<std::size_t>(yb.size()), [&](std::size_t l) {
+      const int i = yb.i_of(static_cast<int>(l)), j = yb.j_of(static_cast<int>(l));
+      const Real gy = (P(i, j + 1) - P(i, j)) / g.h2;
+      const Real gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
+      const Real q = math::sqrt(Real(1) + gx * gx + gy * gy);
+      ygx[l] = gx, ygy[l] = gy, yq[l] = q, yn[l] = gy / q;
+    });
+    block.sync();
+    const auto q_node = [&](int i, int j) {
+      return Real(0.25) * (xq[xb.local(i, j)] + xq[xb.local(i - 1, j)] + yq[yb.local(i, j)] + yq[yb.local(i, j - 1)]);
+    };
+    const auto forced = [&](int i, int j, Real f) {
+      if constexpr (Forced) f += forcing.at(g.index(i, j), stage.time());
+      return f;
+    };
+    // w = Q H (48)-(50), which is MCF's f
+    block.for_each(static_cast<std::size_t>(wb.size()), [&](std::size_t l) {
+      const int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
+      Real v = Real(0);
+      if (g.interior(i, j))
+        v = q_node(i, j) * ((xn[xb.local(i, j)] - xn[xb.local(i - 1, j)]) / g.h1 +
+                            (yn[yb.local(i, j)] - yn[yb.local(i, j - 1)]) / g.h2);
+      if constexpr (Flow == GraphFlow::mean_curvature)
+        stage.store(g.index(i, j), g.interior(i, j) ? forced(i, j, v) : Real(0));
+      else
+        w[l] = v;
+    });
+    if constexpr (Flow == GraphFlow::willmore) {
+      block.sync();
+      if (g.neumann) {  // w on boundary nodes mirrors the interior (24)-(25); Dirichlet keeps 0 (13)
+        block.for_each(static_cast<std::size_t>(wb.size()), [&](std::size_t l) {
+          int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
+          if (!g.inside(i, j) || g.interior(i, j)) return;
+          g.mirror(i, j);
+          w[l] = w[wb.local(i, j)];
+        });
+        block.sync();
+      }
+      const auto W = [&](int i, int j) { return w[wb.local(i, j)]; };
+      // the flux F of (10) once per edge of the owned nodes, over the storage of gx / Q and gy / Q
+      const NodeBox fx{own.i0 - 1, own.j0, own.w + 1, own.h}, fy{own.i0, own.j0 - 1, own.w, own.h + 1};
+      block.for_each(static_cast<std::size_t>(fx.size()), [&](std::size_t l) {
+        const int i = fx.i_of(static_cast<int>(l)), j = fx.j_of(static_cast<int>(l));
+        const int e = xb.local(i, j);
+        const Real px = xgx[e], py = xgy[e], q = xq[e], iq2 = Real(1) / (q * q);
+        const Real gwx = (W(i + 1, j) - W(i, j)) / g.h1;
+        const Real gwy = (W(i, j + 1) + W(i + 1, j + 1) - W(i, j - 1) - W(i + 1, j - 1)) * q2;
+        const Real we = Real(0.5) * (W(i, j) + W(i + 1, j));
+        xn[e] = ((Real(1) - px * px * iq2) * gwx - px * py * iq2 * gwy) / q - Real(0.5) * we * we * iq2 / q * px;
+      });
+      block.for_each(static_cast<std::size_t>(fy.size()), [&](std::size_t l) {
+        const int i = fy.i_of(static_cast<int>(l)), j = fy.j_of(static_cast<int>(l));
+        const int e = yb.local(i, j);
+        const Real px = ygx[e], py = ygy[e], q = yq[e], iq2 = Real(1) / (q * q);
+        const Real gwy = (W(i, j + 1) - W(i, j)) / g.h2;
+        const Real gwx = (W(i + 1, j) + W(i + 1, j + 1) - W(i - 1, j) - W(i - 1, j + 1)) * q1;
+        const Real we = Real(0.5) * (W(i, j) + W(i, j + 1));
+        yn[e] = (-px * py * iq2 * gwx + (Real(1) - py * py * iq2) * gwy) / q - Real(0.5) * we * we * iq2 / q * py;
+      });
+      block.sync();
+      block.for_each(static_cast<std::size_t>(own.size()), [&](std::size_t l) {
+        const int i = own.i_of(static_cast<int>(l)), j = own.j_of(static_cast<int>(l));
+        Real f = Real(0);
+        if (g.interior(i, j))
+          f = forced(i, j,
+                     -q_node(i, j) * ((xn[xb.local(i, j)] - xn[xb.local(i - 1, j)]) / g.h1 +
+                                      (yn[yb.local(i, j)] - yn[yb.local(i, j - 1)]) / g.h2));
+        stage.store(g.index(i, j), f);
+      });
+    }
   }
 };
 
@@ -99,6 +249,19 @@ struct CurvatureFields {
   }
 };
 
+/// The ForcingTable rows of a grid, on the host.
+template <class Real, GraphFlow Flow>
+std::vector<Real> forcing_rows(const GraphFlowParams& params, const GraphView<Real>& g) {
+  using Table = ForcingTable<Real, Flow>;
+  const std::size_t n = params.nodes();
+  std::vector<Real> rows(Table::kRows * n);
+  for (int j = 0; j < g.ny; ++j)
+    for (int i = 0; i < g.nx; ++i)
+      Table::fill(params.manufactured, params.x0 + i * params.h1(), params.y0 + j * params.h2(), rows.data(),
+                  g.index(i, j), n);
+  return rows;
+}
+
 }  // namespace
 
 template <class Real>
@@ -115,6 +278,11 @@ GraphFlowSolver<Real>::GraphFlowSolver(const GraphFlowParams& params) : params_(
   phi_.zero();
   w_.resize(params_.nodes());
   w_.zero();
+  if (params_.forcing == GraphForcing::manufactured) {
+    const GraphView<Real> g = view();
+    forcing_.assign(params_.flow == GraphFlow::willmore ? forcing_rows<Real, GraphFlow::willmore>(params_, g)
+                                                        : forcing_rows<Real, GraphFlow::mean_curvature>(params_, g));
+  }
 }
 
 template <class Real>
@@ -162,16 +330,24 @@ std::vector<Real> GraphFlowSolver<Real>::state() const {
 namespace {
 template <class Real, GraphFlow Flow, bool Forced>
 integrate::MersonStats run_flow(integrate::RungeKuttaMerson<Real>& rkm, const GraphView<Real>& g,
-                                const GraphFlowParams& params, Span<Real> phi, Span<Real> w, double t0,
-                                double t1) {
+                                const GraphFlowParams& params, const DeviceBuffer<Real>& forcing_table,
+                                Span<Real> phi, Span<Real> w, double t0, double t1) {
   const std::size_t n = phi.size();
+  const ForcingTable<Real, Flow> forcing{Span<const Real>(forcing_table.data(), forcing_table.size()), n};
+  using Tile = GraphTileRhs<Real, Flow, Forced>;
+  const std::size_t blocks =
+      static_cast<std::size_t>(Tile::blocks_along(g.nx)) * static_cast<std::size_t>(Tile::blocks_along(g.ny));
   auto rhs = [&](Span<const Real> arg, const integrate::MersonStage<Real>& stage) {
+    if (params.tiled) {
+      exec::block_for(blocks, kTile * kTile, Tile::shared_bytes(), Tile{g, arg, forcing, stage});
+      return;
+    }
     if constexpr (Flow == GraphFlow::willmore) exec::parallel_for(n, WillmoreW<Real>{g, arg, w});
-    exec::parallel_for(n,
-                       GraphRhs<Real, Flow, Forced>{g, arg, Span<const Real>(w), params.manufactured, stage});
+    exec::parallel_for(n, GraphRhs<Real, Flow, Forced>{g, arg, Span<const Real>(w), forcing, stage});
   };
   return rkm.integrate(phi, t0, t1, rhs);
 }
+
 }  // namespace
 
 template <class Real>
@@ -179,14 +355,12 @@ integrate::MersonStats GraphFlowSolver<Real>::advance(double t0, double t1) {
   const GraphView<Real> g = view();
   auto& rkm = impl_->rkm;
   const bool forced = params_.forcing == GraphForcing::manufactured;
+  const Span<Real> phi = phi_.span(), w = w_.span();
   if (params_.flow == GraphFlow::willmore)
-    return forced
-               ? run_flow<Real, GraphFlow::willmore, true>(rkm, g, params_, phi_.span(), w_.span(), t0, t1)
-               : run_flow<Real, GraphFlow::willmore, false>(rkm, g, params_, phi_.span(), w_.span(), t0, t1);
-  return forced ? run_flow<Real, GraphFlow::mean_curvature, true>(rkm, g, params_, phi_.span(), w_.span(), t0,
-                                                                  t1)
-                : run_flow<Real, GraphFlow::mean_curvature, false>(rkm, g, params_, phi_.span(), w_.span(),
-                                                                   t0, t1);
+    return forced ? run_flow<Real, GraphFlow::willmore, true>(rkm, g, params_, forcing_, phi, w, t0, t1)
+                  : run_flow<Real, GraphFlow::willmore, false>(rkm, g, params_, forcing_, phi, w, t0, t1);
+  return forced ? run_flow<Real, GraphFlow::mean_curvature, true>(rkm, g, params_, forcing_, phi, w, t0, t1)
+                : run_flow<Real, GraphFlow::mean_curvature, false>(rkm, g, params_, forcing_, phi, w, t0, t1);
 }
 
 template <class Real>

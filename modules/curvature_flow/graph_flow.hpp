@@ -71,32 +71,46 @@ struct ManufacturedSolution {
     return Real(math::cos(kPi * t)) * factor(x).d0 * factor(y).d0;
   }
 
+  /// The 4-jet of Z(x, y) = X(x) Y(y) (zeta = cos(pi t) Z).
+  template <class Real>
+  TISSUE_HD GraphJet<Real> jet(Real x, Real y) const {
+    const Factor<Real> fx = factor(x), fy = factor(y);
+    GraphJet<Real> j;
+    j.d10 = fx.d1 * fy.d0;
+    j.d01 = fx.d0 * fy.d1;
+    j.d20 = fx.d2 * fy.d0;
+    j.d11 = fx.d1 * fy.d1;
+    j.d02 = fx.d0 * fy.d2;
+    j.d30 = fx.d3 * fy.d0;
+    j.d21 = fx.d2 * fy.d1;
+    j.d12 = fx.d1 * fy.d2;
+    j.d03 = fx.d0 * fy.d3;
+    j.d40 = fx.d4 * fy.d0;
+    j.d31 = fx.d3 * fy.d1;
+    j.d22 = fx.d2 * fy.d2;
+    j.d13 = fx.d1 * fy.d3;
+    j.d04 = fx.d0 * fy.d4;
+    return j;
+  }
+
   /// The forcing F that makes zeta an exact solution of flow Flow: d_t zeta - (right-hand side at zeta),
-  /// i.e. F_MC and F_W of the seed's section 5, from the exact 4-jet of zeta.
+  /// i.e. F_MC and F_W of the seed's section 5, from the exact 4-jet of zeta (the reference evaluation;
+  /// grids use the tabulated ForcingTable).
   template <GraphFlow Flow, class Real>
   TISSUE_HD Real forcing(double t, Real x, Real y) const {
-    const Factor<Real> fx = factor(x), fy = factor(y);
+    const GraphJet<Real> j = jet(x, y);
     const Real c = Real(math::cos(kPi * t)), dc = Real(-kPi * math::sin(kPi * t));
-    GraphJet<Real> j;
-    j.d10 = c * fx.d1 * fy.d0;
-    j.d01 = c * fx.d0 * fy.d1;
-    j.d20 = c * fx.d2 * fy.d0;
-    j.d11 = c * fx.d1 * fy.d1;
-    j.d02 = c * fx.d0 * fy.d2;
-    if constexpr (Flow == GraphFlow::willmore) {
-      j.d30 = c * fx.d3 * fy.d0;
-      j.d21 = c * fx.d2 * fy.d1;
-      j.d12 = c * fx.d1 * fy.d2;
-      j.d03 = c * fx.d0 * fy.d3;
-      j.d40 = c * fx.d4 * fy.d0;
-      j.d31 = c * fx.d3 * fy.d1;
-      j.d22 = c * fx.d2 * fy.d2;
-      j.d13 = c * fx.d1 * fy.d3;
-      j.d04 = c * fx.d0 * fy.d4;
-      return dc * fx.d0 * fy.d0 - willmore_operator(j);
-    } else {
-      return dc * fx.d0 * fy.d0 - mean_curvature_operator(j);
-    }
+    const GraphJet<Real> z = j.scaled(c);
+    if constexpr (Flow == GraphFlow::willmore)
+      return dc * factor(x).d0 * factor(y).d0 - willmore_operator(z);
+    else
+      return dc * factor(x).d0 * factor(y).d0 - mean_curvature_operator(z);
+  }
+
+  /// c(t) = cos(pi t) and c'(t).
+  TISSUE_HD static void time_factor(double t, double& c, double& dc) {
+    c = math::cos(kPi * t);
+    dc = -kPi * math::sin(kPi * t);
   }
 
  private:
@@ -109,12 +123,52 @@ struct ManufacturedSolution {
   }
 };
 
+/// The manufactured forcing of flow Flow tabulated on a grid of n nodes: F(t) = c'(t) Z - op(c(t) J) with
+/// c = cos(pi t), where Z, g and the coefficients a_k of op (ScaledOperator, generated) are fixed per node,
+/// so a stage evaluates a Horner sum of kTerms terms instead of the operator at a new 4-jet. Equal to
+/// ManufacturedSolution::forcing to rounding.
+template <class Real, GraphFlow Flow>
+struct ForcingTable {
+  static constexpr int kTerms = Flow == GraphFlow::willmore ? 5 : 2;
+  static constexpr int kRows = kTerms + 2;  ///< Z, g, a_0 .. a_(kTerms-1)
+  Span<const Real> data;                    ///< kRows x n values, one row after the other
+  std::size_t n = 0;
+
+  /// F at node idx and time t.
+  TISSUE_HD Real at(std::size_t idx, double t) const {
+    double c, dc;
+    ManufacturedSolution::time_factor(t, c, dc);
+    ScaledOperator<Real, kTerms> op;
+    op.g = data[n + idx];
+    for (int k = 0; k < kTerms; ++k) op.a[k] = data[(2 + k) * n + idx];
+    return Real(dc) * data[idx] - op.at(Real(c));
+  }
+
+  /// The table's rows for node (x, y) of `solution`, in the layout of `data`.
+  static void fill(const ManufacturedSolution& solution, double x, double y, Real* rows, std::size_t idx,
+                   std::size_t n) {
+    const GraphJet<double> j = solution.jet(x, y);
+    ScaledOperator<double, kTerms> op;
+    if constexpr (Flow == GraphFlow::willmore)
+      op = willmore_scaled(j);
+    else
+      op = mean_curvature_scaled(j);
+    rows[idx] = static_cast<Real>(solution.factor(x).d0 * solution.factor(y).d0);
+    rows[n + idx] = static_cast<Real>(op.g);
+    for (int k = 0; k < kTerms; ++k) rows[(2 + k) * n + idx] = static_cast<Real>(op.a[k]);
+  }
+};
+
 /// Problem setup: grid, flow, boundary, forcing, integrator.
 struct GraphFlowParams {
   GraphFlow flow = GraphFlow::mean_curvature;
   GraphBoundary boundary = GraphBoundary::dirichlet;
   GraphForcing forcing = GraphForcing::none;
   ManufacturedSolution manufactured;
+  /// true: one kernel per stage over shared-memory tiles, each co-volume edge's Q, w and flux computed
+  /// once (the fast path); false: one thread per node recomputing its 3 x 3 stencil, Willmore's w in a
+  /// kernel of its own (the reference).
+  bool tiled = true;
   int n1 = 64, n2 = 64;                     ///< N1, N2: intervals per axis (N + 1 nodes)
   double x0 = -4, x1 = 4, y0 = -4, y1 = 4;  ///< the domain [x0, x1] x [y0, y1]
   integrate::MersonSettings merson;
@@ -143,12 +197,16 @@ struct GraphView {
   TISSUE_HD bool interior(int i, int j) const { return i > 0 && j > 0 && i < nx - 1 && j < ny - 1; }
   /// Value at node (i, j), 0 <= i < nx, 0 <= j < ny: Neumann boundary nodes read their interior mirror.
   TISSUE_HD Real at(const Real* u, int i, int j) const {
-    if (neumann) {
-      i = i == 0 ? 1 : (i == nx - 1 ? nx - 2 : i);
-      j = j == 0 ? 1 : (j == ny - 1 ? ny - 2 : j);
-    }
+    if (neumann) mirror(i, j);
     return u[index(i, j)];
   }
+  /// Moves a boundary node (i, j) to the interior node it mirrors under Neumann conditions (19)-(20); a
+  /// corner moves diagonally. Interior nodes stay.
+  TISSUE_HD void mirror(int& i, int& j) const {
+    i = i == 0 ? 1 : (i == nx - 1 ? nx - 2 : i);
+    j = j == 0 ? 1 : (j == ny - 1 ? ny - 2 : j);
+  }
+  TISSUE_HD bool inside(int i, int j) const { return i >= 0 && j >= 0 && i < nx && j < ny; }
 };
 
 /// The 3 x 3 values around a node: v[dj + 1][di + 1] is the value at (i + di, j + dj).
@@ -272,6 +330,7 @@ class GraphFlowSolver {
   struct Impl;
   GraphFlowParams params_;
   DeviceBuffer<Real> phi_, w_;
+  DeviceBuffer<Real> forcing_;  ///< ForcingTable rows, filled by the first advance() of a forced run
   std::unique_ptr<Impl> impl_;
 };
 

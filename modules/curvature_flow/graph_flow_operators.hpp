@@ -16,6 +16,31 @@ struct GraphJet {
   Real d20 = 0, d11 = 0, d02 = 0;
   Real d30 = 0, d21 = 0, d12 = 0, d03 = 0;
   Real d40 = 0, d31 = 0, d22 = 0, d13 = 0, d04 = 0;
+
+  /// The jet of c phi.
+  TISSUE_HD GraphJet scaled(Real c) const {
+    GraphJet s;
+    s.d10 = c * d10, s.d01 = c * d01;
+    s.d20 = c * d20, s.d11 = c * d11, s.d02 = c * d02;
+    s.d30 = c * d30, s.d21 = c * d21, s.d12 = c * d12, s.d03 = c * d03;
+    s.d40 = c * d40, s.d31 = c * d31, s.d22 = c * d22, s.d13 = c * d13, s.d04 = c * d04;
+    return s;
+  }
+};
+
+/// An operator at the scaled jets c j of one graph, c real: sum_k c^(2k+1) a_k / (1 + c^2 g)^k, with
+/// g = |grad phi|^2 of j. Both graph operators have this form, so a grid can store a and g per node.
+template <class Real, int K>
+struct ScaledOperator {
+  Real a[K];
+  Real g;
+  /// The operator at the jet c j (Horner in c^2 / (1 + c^2 g)).
+  TISSUE_HD Real at(Real c) const {
+    const Real s = c * c, rho = s / (Real(1) + s * g);
+    Real p = a[K - 1];
+    for (int k = K - 2; k >= 0; --k) p = a[k] + rho * p;
+    return c * p;
+  }
 };
 
 /// Q div(grad phi / Q): the right-hand side of the graph mean-curvature flow (6)/(17).
@@ -172,6 +197,118 @@ TISSUE_HD Real willmore_operator(const GraphJet<Real>& j) {
   const Real c119 = c118*c59;
   const Real c120 = c118*c38;
   return -c3*(c10*c11*(-c70*c73 + c74*c76) + c11*c17*(c70*c77 - c73*c76) - c13*c21 - c19*c21 - c21*c5 - c21*c6 + c4*(-c111*c8 - c111*d01*d20 - c113*c76*c81 + c70*(-c1*c113 - c112*c71) - c73*(c110 + c114*c9 + c3*(c10*c117 + c10*c54*c60 + c101 + c108 + c120*c36 + c120*c41)) + c77*(Real(2)*c109*c69 + c114*c16 + c3*(Real(2)*c10*c107 + c100*c17 + c103*c12 + c105*c93 + Real(2)*c106*c67 + c11*c67*d02 + c115*c25 + c116*c36 + c116*c41 + Real(3)*c117*c17 + c119*c36 + c119*c41 + c18*(-c115*d20 - d01*d31 - d10*d40 - Real(3)*d11*d21) + c24*d21 + Real(3)*c27*c67 + c4*d40 + Real(2)*c88 + c99) + c50*c66)) + c4*(-c14*c70*c71 - c70*c72*d02 - c70*c80*c81 - c73*(c110 + c16*c82 + c3*(c10*c100 + Real(2)*c101 + c102*c36 + c102*c41 + c108 + c95*d02)) + c74*(c3*(c11*c48*c84 + c12*(-c84*d03 - Real(3)*c85 - d01*d04 - d10*d13) + c18*c87 + c24*c86 + Real(3)*c24*d03 + c27*c48 + c36*c90 + c36*c98 + c4*d04 + c41*c90 + c41*c98 + Real(2)*c48*c92 + c84*c91 + c88 + c91*d20 + c93*c94 + Real(2)*c95*d11 + c99) + c47*c50 + Real(2)*c75*c83 + c82*c9) + c76*(-c0*c80 - c71*c79)) - c51*d01*(Real(2)*c22 + Real(2)*c23 + Real(4)*c24*d02 + Real(2)*c26 + Real(2)*c28 + Real(2)*c35 + Real(2)*c40 + Real(2)*c42 + Real(2)*c49) - c51*d10*(c25*c54 + Real(2)*c52 + Real(2)*c53 + Real(2)*c56 + Real(4)*c57 + Real(2)*c58 + Real(2)*c61 + Real(2)*c62 + Real(2)*c68));
+}
+
+/// mean_curvature_operator(c j) for every c, as ScaledOperator coefficients of the jet j.
+template <class Real>
+TISSUE_HD ScaledOperator<Real, 2> mean_curvature_scaled(const GraphJet<Real>& j) {
+  const Real d01 = j.d01;
+  const Real d02 = j.d02;
+  const Real d10 = j.d10;
+  const Real d11 = j.d11;
+  const Real d20 = j.d20;
+  ScaledOperator<Real, 2> op;
+  op.g = j.d10 * j.d10 + j.d01 * j.d01;
+  op.a[0] = d02 + d20;
+  op.a[1] = -((d01)*(d01))*d02 - Real(2)*d01*d10*d11 - ((d10)*(d10))*d20;
+  return op;
+}
+
+/// willmore_operator(c j) for every c, as ScaledOperator coefficients of the jet j.
+template <class Real>
+TISSUE_HD ScaledOperator<Real, 5> willmore_scaled(const GraphJet<Real>& j) {
+  const Real d01 = j.d01;
+  const Real d02 = j.d02;
+  const Real d03 = j.d03;
+  const Real d04 = j.d04;
+  const Real d10 = j.d10;
+  const Real d11 = j.d11;
+  const Real d12 = j.d12;
+  const Real d13 = j.d13;
+  const Real d20 = j.d20;
+  const Real d21 = j.d21;
+  const Real d22 = j.d22;
+  const Real d30 = j.d30;
+  const Real d31 = j.d31;
+  const Real d40 = j.d40;
+  const Real c0 = Real(2)*d22;
+  const Real c1 = ((d02)*(d02)*(d02));
+  const Real c2 = ((d20)*(d20)*(d20));
+  const Real c3 = d01*d02;
+  const Real c4 = Real(10)*d03;
+  const Real c5 = Real(6)*d21;
+  const Real c6 = d01*d20;
+  const Real c7 = Real(2)*d03;
+  const Real c8 = Real(4)*d01;
+  const Real c9 = c8*d10;
+  const Real c10 = Real(12)*d11;
+  const Real c11 = c10*d12;
+  const Real c12 = d11*d30;
+  const Real c13 = d02*d10;
+  const Real c14 = Real(6)*d12;
+  const Real c15 = Real(2)*d30;
+  const Real c16 = d10*d11;
+  const Real c17 = c16*d03;
+  const Real c18 = c16*d21;
+  const Real c19 = d10*d20;
+  const Real c20 = Real(10)*d30;
+  const Real c21 = ((d01)*(d01));
+  const Real c22 = ((d11)*(d11));
+  const Real c23 = Real(6)*c22;
+  const Real c24 = ((d20)*(d20));
+  const Real c25 = c24*d02;
+  const Real c26 = ((d02)*(d02));
+  const Real c27 = c26*d20;
+  const Real c28 = ((d10)*(d10));
+  const Real c29 = ((d01)*(d01)*(d01)*(d01));
+  const Real c30 = ((d10)*(d10)*(d10)*(d10));
+  const Real c31 = ((d11)*(d11)*(d11));
+  const Real c32 = c31*d01;
+  const Real c33 = ((d10)*(d10)*(d10));
+  const Real c34 = ((d01)*(d01)*(d01));
+  const Real c35 = c34*d02;
+  const Real c36 = c34*d20;
+  const Real c37 = c34*d10;
+  const Real c38 = c33*d02;
+  const Real c39 = c33*d21;
+  const Real c40 = c33*d20;
+  const Real c41 = c6*d11;
+  const Real c42 = c28*d21;
+  const Real c43 = c16*c26;
+  const Real c44 = Real(45)*d01;
+  const Real c45 = Real(6)*c28;
+  const Real c46 = Real(36)*c28;
+  const Real c47 = d01*d11;
+  const Real c48 = c12*d01;
+  const Real c49 = c6*d21;
+  const Real c50 = Real(36)*c21;
+  const Real c51 = c13*d12;
+  const Real c52 = c21*d12;
+  const Real c53 = Real(36)*c22;
+  const Real c54 = c21*d02;
+  const Real c55 = c21*c25;
+  const Real c56 = c21*c27;
+  const Real c57 = Real(18)*c22;
+  const Real c58 = c21*d20;
+  const Real c59 = c28*d02;
+  const Real c60 = c25*c28;
+  const Real c61 = c27*c28;
+  const Real c62 = c28*d20;
+  const Real c63 = math::pow(d01, Real(5));
+  const Real c64 = math::pow(d10, Real(5));
+  const Real c65 = Real(30)*c22;
+  const Real c66 = c24*c47;
+  const Real c67 = Real(60)*d11;
+  const Real c68 = Real(180)*c22;
+  const Real c69 = Real(210)*c22;
+  ScaledOperator<Real, 5> op;
+  op.g = j.d10 * j.d10 + j.d01 * j.d01;
+  op.a[0] = -c0 - d04 - d40;
+  op.a[1] = c0*c21 + c0*c28 + ((Real(5) / Real(2)))*c1 + c11*d01 + c12*c8 + c13*c14 + c13*c15 + c14*c19 + Real(4)*c17 + Real(12)*c18 + c19*c20 + ((Real(5) / Real(2)))*c2 + Real(2)*c21*d04 + c23*d02 + c23*d20 + ((Real(3) / Real(2)))*c25 + ((Real(3) / Real(2)))*c27 + Real(2)*c28*d40 + c3*c4 + c3*c5 + c5*c6 + c6*c7 + c9*d13 + c9*d31;
+  op.a[2] = -(Real(45) / Real(2))*c1*c21 - c10*c39 - c11*c34 - Real(6)*c13*c21*d30 - Real(54)*c13*c41 - c14*c40 - c15*c38 - c16*c24*c44 - Real(24)*c17*c21 - c18*c50 - Real(18)*c19*c52 - (Real(45) / Real(2))*c2*c28 - c21*c45*d22 - Real(24)*c28*c48 - c29*d04 - Real(18)*c3*c42 - c30*d40 - Real(36)*c32*d10 - c33*c8*d31 - c35*c5 - Real(20)*c35*d03 - c36*c7 - Real(4)*c37*d13 - Real(20)*c40*d30 - c43*c44 - c45*c6*d03 - c46*c47*d12 - c46*c49 - c50*c51 - c53*c54 - c53*c62 - (Real(9) / Real(2))*c55 - Real(9)*c56 - c57*c58 - c57*c59 - Real(9)*c60 - (Real(9) / Real(2))*c61;
+  op.a[3] = ((Real(75) / Real(2)))*c1*c29 + Real(90)*c13*c36*d11 + Real(20)*c17*c29 + ((Real(75) / Real(2)))*c2*c30 + c20*c33*c54 + c20*c64*d20 + c21*c39*c67 + Real(45)*c21*c60 + c21*c62*c68 + ((Real(15) / Real(2)))*c25*c30 + ((Real(15) / Real(2)))*c27*c29 + c28*c34*c67*d12 + c28*c54*c68 + Real(45)*c28*c56 + Real(30)*c29*c51 + c29*c65*d02 + Real(20)*c30*c48 + Real(30)*c30*c49 + c30*c65*d20 + Real(60)*c31*c37 + Real(60)*c32*c33 + Real(150)*c33*c66 + c34*c4*c62 + Real(150)*c34*c43 + Real(30)*c35*c42 + Real(90)*c38*c41 + c4*c63*d02 + Real(30)*c40*c52;
+  op.a[4] = -(Real(35) / Real(2))*c1*math::pow(d01, Real(6)) - (Real(35) / Real(2))*c2*math::pow(d10, Real(6)) - c29*c59*c69 - (Real(105) / Real(2))*c29*c61 - (Real(105) / Real(2))*c30*c55 - c30*c58*c69 - Real(140)*c31*c33*c34 - Real(210)*c35*c40*d11 - Real(105)*c43*c63 - Real(105)*c64*c66;
+  return op;
 }
 
 }  // namespace tissue::curvature_flow
