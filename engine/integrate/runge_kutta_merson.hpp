@@ -11,8 +11,9 @@
 ///   if e < eps: u += (k1 + 4 k4 + k5) / 6, t += tau                                              (28)
 ///   tau = min(tau 4/5 (eps/e)^(1/5), T - t)                                                      (29)
 ///
-/// The step control lives on the device: the error is reduced there (CUB), a one-thread kernel accepts
-/// or rejects and picks the next tau, and the update reads that decision, so iterations queue up without
+/// The step control lives on the device: the error is reduced there (one block for fields up to 256 K
+/// values, CUB above), a one-thread kernel accepts or rejects and picks the next tau (the same block,
+/// for small fields), and the update reads that decision, so iterations queue up without
 /// the host waiting for each. The host looks at the control record only every few iterations (a batch
 /// sized from the remaining time over tau); iterations queued after the end time are no-ops.
 ///
@@ -33,6 +34,7 @@
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
+#include "engine/exec/block_for.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/math.hpp"
@@ -149,44 +151,70 @@ struct MersonError {  // plain mode: per-node error term
   }
 };
 
+/// (27)-(29) on the reduced error e: accept or reject, advance t, propose the next tau.
+TISSUE_HD inline void merson_decide(MersonControl& c, double e) {
+  c.accept_now = 0;
+  if (c.done) return;
+  c.last_error = e;
+  if (!(e < std::numeric_limits<double>::infinity())) {
+    c.failure = 1;
+    c.done = 1;
+    return;
+  }
+  c.tau_used = c.tau;
+  if (e < c.tolerance) {
+    c.accept_now = 1;
+    ++c.accepted;
+    c.t = c.tau >= c.t_end - c.t ? c.t_end : c.t + c.tau;  // the clipped last step lands on t_end exactly
+  } else {
+    ++c.rejected;
+  }
+  const double proposed =
+      e > 0.0 ? c.tau * 0.8 * math::pow(c.tolerance / e, 0.2) : std::numeric_limits<double>::infinity();
+  // tau_free carries the step to the next call; a step clipped to t_end says little about it.
+  const bool clipped = c.tau_used < c.tau_free;
+  if (!(c.accept_now && clipped) || proposed > c.tau_free) c.tau_free = proposed;
+  if (c.t >= c.t_end) {
+    c.done = 1;
+    c.tau = 0.0;
+    return;
+  }
+  c.tau = proposed < c.t_end - c.t ? proposed : c.t_end - c.t;
+  if (proposed < c.min_step) {
+    c.failure = 2;
+    c.done = 1;
+  }
+}
+
 template <class Real>
-struct MersonDecide {  // one thread: (27)-(29) on the reduced error
+struct MersonDecide {  // one thread: (27)-(29) on the error reduced by CUB
   MersonControl* control;
   const Real* error;
-  TISSUE_HD void operator()(std::size_t) const {
-    MersonControl& c = *control;
-    c.accept_now = 0;
-    if (c.done) return;
-    const double e = static_cast<double>(*error);
-    c.last_error = e;
-    if (!(e < std::numeric_limits<double>::infinity())) {
-      c.failure = 1;
-      c.done = 1;
-      return;
+  TISSUE_HD void operator()(std::size_t) const { merson_decide(*control, static_cast<double>(*error)); }
+};
+
+/// One block: the maximum of the error terms (a tree in shared memory), then (27)-(29). For fields small
+/// enough that one block reads them quickly, it replaces the CUB reduction and the one-thread kernel: one
+/// launch per iteration instead of three.
+template <class Real>
+struct MersonReduceDecide {
+  static constexpr unsigned kThreads = 1024;
+  static constexpr std::size_t kMaxSize = 256 * kThreads;  ///< the largest field it is used for
+  Span<const Real> error;
+  MersonControl* control;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    Real* const m = static_cast<Real*>(block.shared());
+    block.for_each(kThreads, [&](std::size_t l) {
+      Real v = Real(0);  // error terms are >= 0 (NaN became +infinity)
+      for (std::size_t i = l; i < error.size(); i += kThreads) v = v < error[i] ? error[i] : v;
+      m[l] = v;
+    });
+    block.sync();
+    for (std::size_t half = kThreads / 2; half > 0; half /= 2) {
+      block.for_each(half, [&](std::size_t l) { m[l] = m[l] < m[l + half] ? m[l + half] : m[l]; });
+      block.sync();
     }
-    c.tau_used = c.tau;
-    if (e < c.tolerance) {
-      c.accept_now = 1;
-      ++c.accepted;
-      c.t = c.tau >= c.t_end - c.t ? c.t_end : c.t + c.tau;  // the clipped last step lands on t_end exactly
-    } else {
-      ++c.rejected;
-    }
-    const double proposed =
-        e > 0.0 ? c.tau * 0.8 * math::pow(c.tolerance / e, 0.2) : std::numeric_limits<double>::infinity();
-    // tau_free carries the step to the next call; a step clipped to t_end says little about it.
-    const bool clipped = c.tau_used < c.tau_free;
-    if (!(c.accept_now && clipped) || proposed > c.tau_free) c.tau_free = proposed;
-    if (c.t >= c.t_end) {
-      c.done = 1;
-      c.tau = 0.0;
-      return;
-    }
-    c.tau = proposed < c.t_end - c.t ? proposed : c.t_end - c.t;
-    if (proposed < c.min_step) {
-      c.failure = 2;
-      c.done = 1;
-    }
+    block.for_each(1, [&](std::size_t) { merson_decide(*control, static_cast<double>(m[0])); });
   }
 };
 
@@ -335,8 +363,14 @@ class RungeKuttaMerson {
     }
     if (!settings_.fused)
       exec::parallel_for(n, detail::MersonError<Real>{control, k1, k3, k4, k5, stage.error});
-    exec::max_into(Span<const Real>(stage.error), error_max_.span(), temp_);
-    exec::parallel_for(1, detail::MersonDecide<Real>{control_.data(), error_max_.data()});
+    using ReduceDecide = detail::MersonReduceDecide<Real>;
+    if (n <= ReduceDecide::kMaxSize) {
+      exec::block_for(1, ReduceDecide::kThreads, ReduceDecide::kThreads * sizeof(Real),
+                      ReduceDecide{Span<const Real>(stage.error), control_.data()});
+    } else {
+      exec::max_into(Span<const Real>(stage.error), error_max_.span(), temp_);
+      exec::parallel_for(1, detail::MersonDecide<Real>{control_.data(), error_max_.data()});
+    }
     if (settings_.fused)
       exec::parallel_for(n, detail::MersonUpdateFused<Real>{control, Span<const Real>(stage.candidate), u});
     else

@@ -144,6 +144,29 @@ TEST_CASE("Runge-Kutta-Merson grows the step where the solution is smooth and re
   }
 }
 
+TEST_CASE("Runge-Kutta-Merson takes its step decisions from the largest error term anywhere in the field",
+          "[integrate]") {
+  // y' = -y with y = 1 except one component at 2: the error terms scale with y, so the decisions are those
+  // of the scalar algorithm started at 2. Sizes for both reductions: one block (up to 256 K values) and CUB.
+  const std::size_t n = GENERATE(std::size_t(3001), std::size_t(300001));
+  const std::size_t k = GENERATE_COPY(std::size_t(0), n / 2 + 1, n - 1);
+  std::vector<double> init(n, 1.0);
+  init[k] = 2.0;
+  DeviceBuffer<double> y;
+  y.assign(init);
+  const double tolerance = 1e-8;
+  RungeKuttaMerson<double> rkm(MersonSettings{tolerance, 0.7, 0.0, true});
+  const auto stats = rkm.integrate(y.span(), 0.0, 3.0, Decay{});
+  ScalarMerson ref{tolerance, 0.7};
+  const double expected = ref.run(2.0, 0.0, 3.0, [](double, double v) { return -v; });
+  CHECK(ref.rejected > 0);
+  CHECK(stats.accepted == ref.accepted);
+  CHECK(stats.rejected == ref.rejected);
+  const auto out = y.to_host();
+  CHECK(out[k] == Approx(expected).epsilon(1e-13));
+  CHECK(out[(k + 1) % n] == Approx(expected / 2).epsilon(1e-13));
+}
+
 TEST_CASE("Runge-Kutta-Merson: fused stage combinations equal the plain kernels on a coupled system",
           "[integrate]") {
   const std::size_t n = 200;
