@@ -103,7 +103,7 @@ struct GraphTileRhs {
 
   /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
   /// 0, so a box is at most kTile + 1 wide).
-  static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
+  TISSUE_HD static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
   TISSUE_HD NodeBox owned(std::size_t block) const {
     const int bx = static_cast<int>(block % static_cast<std::size_t>(blocks_along(g.nx)));
     const int by = static_cast<int>(block / static_cast<std::size_t>(blocks_along(g.nx)));

@@ -1,11 +1,16 @@
 // The adaptive Runge-Kutta-Merson integrator (Algorithm 4.1 of Oberhuber, Suzuki & Zabka 2011) on the
-// backend under test, against known solutions and an independent scalar transcription of the algorithm.
+// backend under test, against known solutions and an independent scalar transcription of the algorithm;
+// Boost.Odeint's steppers over engine field states against the engine's own integrators.
+#include <algorithm>
+#include <boost/numeric/odeint/integrate/integrate_adaptive.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/integrate/odeint_adapter.hpp"
+#include "engine/integrate/runge_kutta.hpp"
 #include "engine/integrate/runge_kutta_merson.hpp"
 
 using namespace tissue;
@@ -208,4 +213,109 @@ TEST_CASE("Runge-Kutta-Merson refuses bad input and stops on a blow-up", "[integ
   CHECK_THROWS_AS(rkm.integrate(y.span(), 1.0, 0.5, Decay{}), InputError);
   y.assign({std::nan("")});
   CHECK_THROWS_AS(rkm.integrate(y.span(), 0.0, 1.0, Decay{}), NumericalError);
+}
+
+namespace {
+
+/// The 1D heat system of HeatKernel as a plain rate dudt = f(u), for the fixed-step integrators.
+struct HeatRate {
+  Span<const double> u;
+  Span<double> dudt;
+  double inv_h2;
+  TISSUE_HD void operator()(std::size_t i) const {
+    const double left = i > 0 ? u[i - 1] : 0.0, right = i + 1 < u.size() ? u[i + 1] : 0.0;
+    dudt[i] = (left - 2.0 * u[i] + right) * inv_h2;
+  }
+};
+
+/// The heat system as odeint sees it: system(x, dxdt, t) on FieldState.
+struct OdeintHeat {
+  double inv_h2;
+  void operator()(const integrate::FieldState<double>& x, integrate::FieldState<double>& dxdt, double) const {
+    exec::parallel_for(x.size(), HeatRate{x.span(), dxdt.span(), inv_h2});
+  }
+};
+
+/// Initial modes 1 and 7 of the heat system on n nodes and its exact semi-discrete solution at t.
+struct HeatModes {
+  std::size_t n;
+  double h() const { return 1.0 / static_cast<double>(n + 1); }
+  std::vector<double> at(double t) const {
+    std::vector<double> u(n);
+    const double l1 = 4 / (h() * h()) * std::pow(std::sin(M_PI * h() / 2), 2),
+                 l7 = 4 / (h() * h()) * std::pow(std::sin(7 * M_PI * h() / 2), 2);
+    for (std::size_t i = 0; i < n; ++i) {
+      const double x = static_cast<double>(i + 1) * h();
+      u[i] = std::exp(-l1 * t) * std::sin(M_PI * x) + 0.3 * std::exp(-l7 * t) * std::sin(7 * M_PI * x);
+    }
+    return u;
+  }
+};
+
+double max_difference(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0.0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("odeint's RK4 over engine field states equals the engine's RK4 step for step", "[integrate][odeint]") {
+  const HeatModes modes{100};
+  const double inv_h2 = 1.0 / (modes.h() * modes.h()), dt = 2e-5, t_end = 0.01;
+  integrate::FieldState<double> x(modes.n);
+  x.buffer().upload(modes.at(0.0).data(), modes.n);
+  DeviceBuffer<double> u;
+  u.assign(modes.at(0.0));
+  integrate::OdeintRk4<double> odeint_rk4;
+  integrate::RungeKutta4<double> engine_rk4;
+  const auto rate = [&](Span<const double> v, Span<double> dvdt) {
+    exec::parallel_for(v.size(), HeatRate{v, dvdt, inv_h2});
+  };
+  const int steps = static_cast<int>(std::lround(t_end / dt));
+  for (int s = 0; s < steps; ++s) {
+    odeint_rk4.do_step(OdeintHeat{inv_h2}, x, s * dt, dt);
+    engine_rk4.step(u.span(), dt, rate);
+  }
+  const std::vector<double> a = x.buffer().to_host(), b = u.to_host(), exact = modes.at(t_end);
+  CHECK(max_difference(a, b) < 1e-13);       // the same method, rounding apart
+  CHECK(max_difference(a, exact) < 1e-9);    // and both fourth-order accurate
+  CHECK(max_difference(a, modes.at(0.0)) > 0.01);  // the state moved
+}
+
+TEST_CASE("odeint's controlled Dormand-Prince over engine field states agrees with Runge-Kutta-Merson",
+          "[integrate][odeint]") {
+  namespace odeint = boost::numeric::odeint;
+  const HeatModes modes{60};
+  const double inv_h2 = 1.0 / (modes.h() * modes.h()), t_end = 0.02, tolerance = 1e-9;
+  integrate::FieldState<double> x(modes.n);
+  x.buffer().upload(modes.at(0.0).data(), modes.n);
+  auto controlled = odeint::make_controlled(tolerance, tolerance, integrate::OdeintDopri5<double>());
+  const std::size_t odeint_steps =
+      odeint::integrate_adaptive(controlled, OdeintHeat{inv_h2}, x, 0.0, t_end, 1e-6);
+  DeviceBuffer<double> u;
+  u.assign(modes.at(0.0));
+  RungeKuttaMerson<double> rkm(MersonSettings{tolerance, 1e-6, 0.0, true});
+  const auto stats = rkm.integrate(u.span(), 0.0, t_end, Heat{inv_h2});
+  const std::vector<double> a = x.buffer().to_host(), b = u.to_host(), exact = modes.at(t_end);
+  CHECK(odeint_steps > 10);  // adaptive steps were taken, not one
+  CHECK(stats.accepted > 10);
+  CHECK(max_difference(a, exact) < 1e-7);
+  CHECK(max_difference(b, exact) < 1e-7);
+  CHECK(max_difference(a, b) < 2e-7);
+}
+
+TEST_CASE("odeint field states copy deeply and the algebra's norm is the largest magnitude",
+          "[integrate][odeint]") {
+  integrate::FieldState<double> a(5);
+  const std::vector<double> values{1.0, -7.5, 3.0, 0.0, 2.0};
+  a.buffer().upload(values.data(), values.size());
+  integrate::FieldState<double> b = a;
+  a.buffer().zero();
+  CHECK(b.buffer().to_host() == values);
+  CHECK(integrate::FieldAlgebra::norm_inf(b) == 7.5);
+  integrate::FieldState<double> c;
+  boost::numeric::odeint::resize(c, b);
+  CHECK(c.size() == 5);
+  CHECK(boost::numeric::odeint::same_size(c, b));
 }
