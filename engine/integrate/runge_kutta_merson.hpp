@@ -70,7 +70,11 @@ struct MersonStage {
   Span<Real> k[5];       ///< stage derivatives f (not multiplied by tau)
   Span<Real> next;       ///< fused: argument of the next stage
   Span<Real> candidate;  ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
-  Span<Real> error;      ///< fused, stage 4: per-node error term of (27)
+  Span<Real> error;      ///< fused, stage 4: per-node error term of (27), or per-block maxima
+  bool block_errors = false;  ///< fused, stage 4: the right-hand side reduces the error terms per block
+
+  /// The last stage, whose store() returns the error terms.
+  TISSUE_HD bool last() const { return stage == 4; }
 
   /// Time of this stage: t + c tau with c = 0, 1/3, 1/3, 1/2, 1.
   TISSUE_HD double time() const {
@@ -78,10 +82,11 @@ struct MersonStage {
     return control->t + c[stage] * control->tau;
   }
 
-  /// Records f(time(), arg) at node i.
-  TISSUE_HD void store(std::size_t i, Real f) const {
+  /// Records f(time(), arg) at node i. Returns the node's error term of (27) in the fused last stage (0
+  /// otherwise); with block_errors it is not stored per node, the caller reduces it per block instead.
+  TISSUE_HD Real store(std::size_t i, Real f) const {
     k[stage][i] = f;
-    if (!fused) return;
+    if (!fused) return Real(0);
     const Real tau = static_cast<Real>(control->tau);
     const Real ui = u[i];
     switch (stage) {
@@ -100,10 +105,17 @@ struct MersonStage {
       default: {
         const Real k1 = k[0][i], k4 = k[3][i];
         candidate[i] = ui + tau * ((k1 + Real(4) * k4 + f) / Real(6));
-        error[i] = error_term(tau, k1, k[2][i], k4, f);
+        const Real e = error_term(tau, k1, k[2][i], k4, f);
+        if (!block_errors) error[i] = e;
+        return e;
       }
     }
+    return Real(0);
   }
+
+  /// With block_errors, in the last stage: the largest error term of block b's nodes (b < the count given
+  /// to RungeKuttaMerson::set_error_blocks; every block stores exactly once).
+  TISSUE_HD void store_block_error(std::size_t b, Real e) const { error[b] = e; }
 
   /// tau/3 |k1/5 - 9 k3/10 + 4 k4/5 - k5/10| (27), with NaN mapped to +infinity so the max sees it.
   TISSUE_HD static Real error_term(Real tau, Real k1, Real k3, Real k4, Real k5) {
@@ -205,9 +217,15 @@ struct MersonReduceDecide {
   TISSUE_HD void operator()(const exec::Block& block) const {
     Real* const m = static_cast<Real*>(block.shared());
     block.for_each(kThreads, [&](std::size_t l) {
-      Real v = Real(0);  // error terms are >= 0 (NaN became +infinity)
-      for (std::size_t i = l; i < error.size(); i += kThreads) v = v < error[i] ? error[i] : v;
-      m[l] = v;
+      // error terms are >= 0 (NaN became +infinity); four loads in flight per thread
+      const std::size_t n = error.size();
+      Real v[4] = {Real(0), Real(0), Real(0), Real(0)};
+      std::size_t i = l;
+      for (; i + 3 * kThreads < n; i += 4 * kThreads)
+        for (int u = 0; u < 4; ++u) v[u] = v[u] < error[i + u * kThreads] ? error[i + u * kThreads] : v[u];
+      for (; i < n; i += kThreads) v[0] = v[0] < error[i] ? error[i] : v[0];
+      const Real a = v[0] < v[1] ? v[1] : v[0], b = v[2] < v[3] ? v[3] : v[2];
+      m[l] = a < b ? b : a;
     });
     block.sync();
     for (std::size_t half = kThreads / 2; half > 0; half /= 2) {
@@ -332,6 +350,11 @@ class RungeKuttaMerson {
     return stats;
   }
 
+  /// Declares that the right-hand side reduces the last stage's error terms itself, into `blocks` values
+  /// through MersonStage::store_block_error (fused mode only; 0: per node, the default). The step
+  /// control then reduces `blocks` values instead of n.
+  void set_error_blocks(std::size_t blocks) { error_blocks_ = blocks; }
+
   /// The step the next integrate() call starts with (0 before the first call).
   double next_step() const { return next_step_; }
   /// Sets the step the next integrate() call starts with (> 0), e.g. when restarting.
@@ -352,6 +375,8 @@ class RungeKuttaMerson {
     for (int s = 0; s < 5; ++s) stage.k[s] = k_[s].span().subspan(0, n);
     stage.candidate = stage.k[1];  // k2 is not read after stage 2
     stage.error = argument(5, n);  // free during stage 4, which reads argument(4)
+    stage.block_errors = settings_.fused && error_blocks_ > 0 && error_blocks_ <= n;
+    const std::size_t errors = stage.block_errors ? error_blocks_ : n;
     const Span<const Real> uc = u, k1 = stage.k[0], k2 = stage.k[1], k3 = stage.k[2], k4 = stage.k[3],
                            k5 = stage.k[4];
     for (int s = 0; s < 5; ++s) {
@@ -364,11 +389,12 @@ class RungeKuttaMerson {
     if (!settings_.fused)
       exec::parallel_for(n, detail::MersonError<Real>{control, k1, k3, k4, k5, stage.error});
     using ReduceDecide = detail::MersonReduceDecide<Real>;
-    if (n <= ReduceDecide::kMaxSize) {
+    const Span<const Real> error_terms = Span<const Real>(stage.error).subspan(0, errors);
+    if (errors <= ReduceDecide::kMaxSize) {
       exec::block_for(1, ReduceDecide::kThreads, ReduceDecide::kThreads * sizeof(Real),
-                      ReduceDecide{Span<const Real>(stage.error), control_.data()});
+                      ReduceDecide{error_terms, control_.data()});
     } else {
-      exec::max_into(Span<const Real>(stage.error), error_max_.span(), temp_);
+      exec::max_into(error_terms, error_max_.span(), temp_);
       exec::parallel_for(1, detail::MersonDecide<Real>{control_.data(), error_max_.data()});
     }
     if (settings_.fused)
@@ -386,6 +412,7 @@ class RungeKuttaMerson {
   DeviceBuffer<MersonControl> control_;
   DeviceBuffer<Real> error_max_;
   DeviceBuffer<unsigned char> temp_;
+  std::size_t error_blocks_ = 0;
   double next_step_ = 0.0;
 };
 

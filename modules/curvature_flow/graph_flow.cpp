@@ -85,16 +85,18 @@ constexpr int kTile = 16;
 
 /// One stage of scheme 3.1 or 3.2 as one kernel over shared-memory tiles, the fast path. Each block owns
 /// a box of nodes and loads phi around it (halo 1 for MCF, 2 for Willmore); every co-volume edge's
-/// gradient (40)-(47), Q (36)-(39) and grad phi / Q is computed once per tile and shared by the two nodes
-/// on either side, then w = Q H (48)-(50) at the owned nodes (MCF: that is f) or, for Willmore, on the box
-/// grown by one, then each edge's flux of (10) once, then f at the owned nodes. Same arithmetic as
-/// GraphRhs up to the order of a few additions.
+/// gradient (40)-(47), Q (36)-(39) and 1/Q are computed once per tile (one reciprocal square root, no
+/// division) and shared by the two nodes on either side; then w = Q H (48)-(50) at the owned nodes (MCF:
+/// that is f) or, for Willmore, on the box grown by one, then each edge's flux of (10) once, then f at the
+/// owned nodes. Same arithmetic as GraphRhs up to rounding (products by 1/Q and 1/h instead of quotients).
 template <class Real, GraphFlow Flow, bool Forced>
 struct GraphTileRhs {
   static constexpr int kHalo = Flow == GraphFlow::willmore ? 2 : 1;
   static constexpr int kMaxOwned = kTile + 1;
   static constexpr int kMaxW = kMaxOwned + 2 * (kHalo - 1), kMaxPhi = kMaxOwned + 2 * kHalo;
   static constexpr int kMaxEdges = (kMaxW + 1) * kMaxW;
+  /// Threads per block: one round for each edge direction and for the w box of a Willmore tile.
+  static constexpr unsigned kThreads = Flow == GraphFlow::willmore ? 384 : 256;
 
   GraphView<Real> g;
   Span<const Real> phi;
@@ -113,26 +115,54 @@ struct GraphTileRhs {
     return {i0, j0, i1 - i0, j1 - j0};
   }
   static std::size_t shared_bytes() {
-    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 8 * kMaxEdges + kMaxW * kMaxW);
+    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 10 * kMaxEdges + kMaxW * kMaxW);
+  }
+
+  /// In the fused last stage: the maximum of the error terms that the store loop left in red[0, count),
+  /// stored as this block's (MersonStage::store_block_error).
+  TISSUE_HD void reduce_error(const exec::Block& block, Real* red, int count) const {
+    block.sync();
+    block.for_each(32, [&](std::size_t k) {  // red[k] = max over red[k + 32 m]: each k only touches its own
+      Real m = Real(0);
+      for (int l = static_cast<int>(k); l < count; l += 32) m = m < red[l] ? red[l] : m;
+      red[k] = m;
+    });
+    block.sync();
+    block.for_each(1, [&](std::size_t) {
+      Real m = Real(0);
+      for (int k = 0; k < 32 && k < count; ++k) m = m < red[k] ? red[k] : m;
+      stage.store_block_error(block.index(), m);
+    });
   }
 
   TISSUE_HD void operator()(const exec::Block& block) const {
     const NodeBox own = owned(block.index());
+    // the last stage's error terms per owned node, over the phi tile (not read after the edge phase)
+    const bool block_error = stage.block_errors && stage.last();
     const NodeBox pb = own.grown(kHalo), wb = own.grown(kHalo - 1);
     const NodeBox xb{wb.i0 - 1, wb.j0, wb.w + 1, wb.h};  // x-edges (i + 1/2, j) by their west node
     const NodeBox yb{wb.i0, wb.j0 - 1, wb.w, wb.h + 1};  // y-edges (i, j + 1/2) by their south node
+    // per edge e (x-edges first, then y-edges): grad phi, Q, 1/Q, and the normal component / Q (later
+    // the flux)
     Real* const p = static_cast<Real*>(block.shared());
-    Real* const xgx = p + kMaxPhi * kMaxPhi;
-    Real* const xgy = xgx + kMaxEdges;
-    Real* const xq = xgy + kMaxEdges;
-    Real* const xn = xq + kMaxEdges;  // gx / Q, later the flux F1
-    Real* const ygx = xn + kMaxEdges;
-    Real* const ygy = ygx + kMaxEdges;
-    Real* const yq = ygy + kMaxEdges;
-    Real* const yn = yq + kMaxEdges;  // gy / Q, later the flux F2
-    Real* const w = yn + kMaxEdges;
-    const Real q1 = Real(1) / (Real(4) * g.h1), q2 = Real(1) / (Real(4) * g.h2);
+    Real* const egx = p + kMaxPhi * kMaxPhi;
+    Real* const egy = egx + 2 * kMaxEdges;
+    Real* const eq = egy + 2 * kMaxEdges;
+    Real* const er = eq + 2 * kMaxEdges;
+    Real* const en = er + 2 * kMaxEdges;
+    Real* const w = en + 2 * kMaxEdges;
+    const int nx_edges = xb.size(), n_edges = xb.size() + yb.size();
+    const auto ex = [&](int i, int j) { return xb.local(i, j); };             // east edge of (i, j)
+    const auto ey = [&](int i, int j) { return nx_edges + yb.local(i, j); };  // north edge of (i, j)
+    const Real ih1 = Real(1) / g.h1, ih2 = Real(1) / g.h2;
+    const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
+    Real c = 0, dc = 0;  // the forcing's time factors, once per thread
+    if constexpr (Forced) {
+      double cd, dcd;
+      ManufacturedSolution::time_factor(stage.time(), cd, dcd);
+      c = Real(cd), dc = Real(dcd);
+    }
 
     block.for_each(static_cast<std::size_t>(pb.size()), [&](std::size_t l) {
       const int i = pb.i_of(static_cast<int>(l)), j = pb.j_of(static_cast<int>(l));
@@ -140,40 +170,45 @@ struct GraphTileRhs {
     });
     block.sync();
     // (40)-(47) and (36)-(39) on every edge around the nodes of wb
-    block.for_each(static_cast<std::size_t>(xb.size()), [&](std::size_t l) {
-      const int i = xb.i_of(static_cast<int>(l)), j = xb.j_of(static_cast<int>(l));
-      const Real gx = (P(i + 1, j) - P(i, j)) / g.h1;
-      const Real gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
-      const Real q = math::sqrt(Real(1) + gx * gx + gy * gy);
-      xgx[l] = gx, xgy[l] = gy, xq[l] = q, xn[l] = gx / q;
-    });
-    block.for_each(static_cast<std::size_t>(yb.size()), [&](std::size_t l) {
-      const int i = yb.i_of(static_cast<int>(l)), j = yb.j_of(static_cast<int>(l));
-      const Real gy = (P(i, j + 1) - P(i, j)) / g.h2;
-      const Real gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
-      const Real q = math::sqrt(Real(1) + gx * gx + gy * gy);
-      ygx[l] = gx, ygy[l] = gy, yq[l] = q, yn[l] = gy / q;
+    block.for_each(static_cast<std::size_t>(n_edges), [&](std::size_t l) {
+      const int e = static_cast<int>(l);
+      Real gx, gy;
+      if (e < nx_edges) {
+        const int i = xb.i_of(e), j = xb.j_of(e);
+        gx = (P(i + 1, j) - P(i, j)) * ih1;
+        gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
+      } else {
+        const int i = yb.i_of(e - nx_edges), j = yb.j_of(e - nx_edges);
+        gy = (P(i, j + 1) - P(i, j)) * ih2;
+        gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
+      }
+      const Real q2e = Real(1) + gx * gx + gy * gy, r = math::rsqrt(q2e);
+      egx[e] = gx, egy[e] = gy, eq[e] = q2e * r, er[e] = r, en[e] = (e < nx_edges ? gx : gy) * r;
     });
     block.sync();
     const auto q_node = [&](int i, int j) {
-      return Real(0.25) * (xq[xb.local(i, j)] + xq[xb.local(i - 1, j)] + yq[yb.local(i, j)] + yq[yb.local(i, j - 1)]);
+      return Real(0.25) * (eq[ex(i, j)] + eq[ex(i - 1, j)] + eq[ey(i, j)] + eq[ey(i, j - 1)]);
+    };
+    const auto divergence = [&](int i, int j) {  // of the per-edge normal quantity en
+      return (en[ex(i, j)] - en[ex(i - 1, j)]) * ih1 + (en[ey(i, j)] - en[ey(i, j - 1)]) * ih2;
     };
     const auto forced = [&](int i, int j, Real f) {
-      if constexpr (Forced) f += forcing.at(g.index(i, j), stage.time());
+      if constexpr (Forced) f += forcing.at(g.index(i, j), c, dc);
       return f;
     };
     // w = Q H (48)-(50), which is MCF's f
     block.for_each(static_cast<std::size_t>(wb.size()), [&](std::size_t l) {
       const int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
-      Real v = Real(0);
-      if (g.interior(i, j))
-        v = q_node(i, j) * ((xn[xb.local(i, j)] - xn[xb.local(i - 1, j)]) / g.h1 +
-                            (yn[yb.local(i, j)] - yn[yb.local(i, j - 1)]) / g.h2);
-      if constexpr (Flow == GraphFlow::mean_curvature)
-        stage.store(g.index(i, j), g.interior(i, j) ? forced(i, j, v) : Real(0));
-      else
+      const Real v = g.interior(i, j) ? q_node(i, j) * divergence(i, j) : Real(0);
+      if constexpr (Flow == GraphFlow::mean_curvature) {
+        const Real e = stage.store(g.index(i, j), g.interior(i, j) ? forced(i, j, v) : Real(0));
+        if (block_error) p[l] = e;
+      } else {
         w[l] = v;
+      }
     });
+    if constexpr (Flow == GraphFlow::mean_curvature)
+      if (block_error) reduce_error(block, p, wb.size());
     if constexpr (Flow == GraphFlow::willmore) {
       block.sync();
       if (g.neumann) {  // w on boundary nodes mirrors the interior (24)-(25); Dirichlet keeps 0 (13)
@@ -186,36 +221,36 @@ struct GraphTileRhs {
         block.sync();
       }
       const auto W = [&](int i, int j) { return w[wb.local(i, j)]; };
-      // the flux F of (10) once per edge of the owned nodes, over the storage of gx / Q and gy / Q
+      // the flux F of (10) once per edge of the owned nodes, over the storage of the normal component
       const NodeBox fx{own.i0 - 1, own.j0, own.w + 1, own.h}, fy{own.i0, own.j0 - 1, own.w, own.h + 1};
-      block.for_each(static_cast<std::size_t>(fx.size()), [&](std::size_t l) {
-        const int i = fx.i_of(static_cast<int>(l)), j = fx.j_of(static_cast<int>(l));
-        const int e = xb.local(i, j);
-        const Real px = xgx[e], py = xgy[e], q = xq[e], iq2 = Real(1) / (q * q);
-        const Real gwx = (W(i + 1, j) - W(i, j)) / g.h1;
-        const Real gwy = (W(i, j + 1) + W(i + 1, j + 1) - W(i, j - 1) - W(i + 1, j - 1)) * q2;
-        const Real we = Real(0.5) * (W(i, j) + W(i + 1, j));
-        xn[e] = ((Real(1) - px * px * iq2) * gwx - px * py * iq2 * gwy) / q - Real(0.5) * we * we * iq2 / q * px;
-      });
-      block.for_each(static_cast<std::size_t>(fy.size()), [&](std::size_t l) {
-        const int i = fy.i_of(static_cast<int>(l)), j = fy.j_of(static_cast<int>(l));
-        const int e = yb.local(i, j);
-        const Real px = ygx[e], py = ygy[e], q = yq[e], iq2 = Real(1) / (q * q);
-        const Real gwy = (W(i, j + 1) - W(i, j)) / g.h2;
-        const Real gwx = (W(i + 1, j) + W(i + 1, j + 1) - W(i - 1, j) - W(i - 1, j + 1)) * q1;
-        const Real we = Real(0.5) * (W(i, j) + W(i, j + 1));
-        yn[e] = (-px * py * iq2 * gwx + (Real(1) - py * py * iq2) * gwy) / q - Real(0.5) * we * we * iq2 / q * py;
+      block.for_each(static_cast<std::size_t>(fx.size() + fy.size()), [&](std::size_t l) {
+        const bool along_x = static_cast<int>(l) < fx.size();
+        const int m = along_x ? static_cast<int>(l) : static_cast<int>(l) - fx.size();
+        const int i = along_x ? fx.i_of(m) : fy.i_of(m), j = along_x ? fx.j_of(m) : fy.j_of(m);
+        const int e = along_x ? ex(i, j) : ey(i, j);
+        const Real px = egx[e], py = egy[e], r = er[e], r2 = r * r;
+        Real gwx, gwy, we;
+        if (along_x) {
+          gwx = (W(i + 1, j) - W(i, j)) * ih1;
+          gwy = (W(i, j + 1) + W(i + 1, j + 1) - W(i, j - 1) - W(i + 1, j - 1)) * q2;
+          we = Real(0.5) * (W(i, j) + W(i + 1, j));
+        } else {
+          gwy = (W(i, j + 1) - W(i, j)) * ih2;
+          gwx = (W(i + 1, j) + W(i + 1, j + 1) - W(i - 1, j) - W(i - 1, j + 1)) * q1;
+          we = Real(0.5) * (W(i, j) + W(i, j + 1));
+        }
+        const Real curv = Real(0.5) * we * we * r2 * r;
+        en[e] = along_x ? ((Real(1) - px * px * r2) * gwx - px * py * r2 * gwy) * r - curv * px
+                        : (-px * py * r2 * gwx + (Real(1) - py * py * r2) * gwy) * r - curv * py;
       });
       block.sync();
       block.for_each(static_cast<std::size_t>(own.size()), [&](std::size_t l) {
         const int i = own.i_of(static_cast<int>(l)), j = own.j_of(static_cast<int>(l));
-        Real f = Real(0);
-        if (g.interior(i, j))
-          f = forced(i, j,
-                     -q_node(i, j) * ((xn[xb.local(i, j)] - xn[xb.local(i - 1, j)]) / g.h1 +
-                                      (yn[yb.local(i, j)] - yn[yb.local(i, j - 1)]) / g.h2));
-        stage.store(g.index(i, j), f);
+        const Real f = g.interior(i, j) ? forced(i, j, -q_node(i, j) * divergence(i, j)) : Real(0);
+        const Real e = stage.store(g.index(i, j), f);
+        if (block_error) p[l] = e;
       });
+      if (block_error) reduce_error(block, p, own.size());
     }
   }
 };
@@ -337,9 +372,10 @@ integrate::MersonStats run_flow(integrate::RungeKuttaMerson<Real>& rkm, const Gr
   using Tile = GraphTileRhs<Real, Flow, Forced>;
   const std::size_t blocks =
       static_cast<std::size_t>(Tile::blocks_along(g.nx)) * static_cast<std::size_t>(Tile::blocks_along(g.ny));
+  rkm.set_error_blocks(params.tiled ? blocks : 0);
   auto rhs = [&](Span<const Real> arg, const integrate::MersonStage<Real>& stage) {
     if (params.tiled) {
-      exec::block_for(blocks, kTile * kTile, Tile::shared_bytes(), Tile{g, arg, forcing, stage});
+      exec::block_for(blocks, Tile::kThreads, Tile::shared_bytes(), Tile{g, arg, forcing, stage});
       return;
     }
     if constexpr (Flow == GraphFlow::willmore) exec::parallel_for(n, WillmoreW<Real>{g, arg, w});

@@ -138,10 +138,15 @@ struct ForcingTable {
   TISSUE_HD Real at(std::size_t idx, double t) const {
     double c, dc;
     ManufacturedSolution::time_factor(t, c, dc);
-    ScaledOperator<Real, kTerms> op;
-    op.g = data[n + idx];
-    for (int k = 0; k < kTerms; ++k) op.a[k] = data[(2 + k) * n + idx];
-    return Real(dc) * data[idx] - op.at(Real(c));
+    return at(idx, Real(c), Real(dc));
+  }
+  /// F at node idx given c(t) and c'(t) (ManufacturedSolution::time_factor), which a kernel can compute
+  /// once for all its nodes: c' Z - c sum_k a_k rho^k, rho = c^2 / (1 + c^2 g) (ScaledOperator::at).
+  TISSUE_HD Real at(std::size_t idx, Real c, Real dc) const {
+    const Real s = c * c, rho = s / (Real(1) + s * data[n + idx]);
+    Real p = data[(kRows - 1) * n + idx];
+    for (int k = kTerms - 2; k >= 0; --k) p = data[(2 + k) * n + idx] + rho * p;
+    return dc * data[idx] - c * p;
   }
 
   /// The table's rows for node (x, y) of `solution`, in the layout of `data`.
