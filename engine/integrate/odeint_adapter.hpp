@@ -101,7 +101,8 @@ struct FieldOperations {
   using scale_sum5 = ScaleSum<5>;
   template <class F1, class F2 = F1, class F3 = F2, class F4 = F3, class F5 = F4, class F6 = F5>
   using scale_sum6 = ScaleSum<6>;
-  template <class F1, class F2 = F1, class F3 = F2, class F4 = F3, class F5 = F4, class F6 = F5, class F7 = F6>
+  template <class F1, class F2 = F1, class F3 = F2, class F4 = F3, class F5 = F4, class F6 = F5,
+            class F7 = F6>
   using scale_sum7 = ScaleSum<7>;
 
   /// err <- |err| / (eps_abs + eps_rel (a_x |x_old| + a_dxdt |dxdt_old|)), odeint's default_error_checker.
@@ -114,8 +115,8 @@ struct FieldOperations {
     TISSUE_HD void operator()(T3& err, const T1& x_old, const T2& dxdt_old) const {
       const double e = static_cast<double>(err), x = static_cast<double>(x_old),
                    d = static_cast<double>(dxdt_old);
-      err = static_cast<T3>((e < 0 ? -e : e) / (eps_abs + eps_rel * (a_x * (x < 0 ? -x : x) +
-                                                                     a_dxdt * (d < 0 ? -d : d))));
+      err = static_cast<T3>((e < 0 ? -e : e) /
+                            (eps_abs + eps_rel * (a_x * (x < 0 ? -x : x) + a_dxdt * (d < 0 ? -d : d))));
     }
   };
 };
@@ -146,8 +147,8 @@ struct FieldAlgebra {
   static void for_each_n(Op op, S&... s) {
     using Real = typename std::remove_const_t<std::tuple_element_t<0, std::tuple<S...>>>::value_type;
     const std::size_t n = first_size(s...);
-    exec::parallel_for(n, detail::OdeintElementwise<Op, Real, sizeof...(S)>{
-                              op, {const_cast<Real*>(s.span().data())...}});
+    exec::parallel_for(
+        n, detail::OdeintElementwise<Op, Real, sizeof...(S)>{op, {const_cast<Real*>(s.span().data())...}});
   }
   template <class S1, class S2, class Op>
   static void for_each2(S1& s1, S2& s2, Op op) {
@@ -201,8 +202,8 @@ struct FieldAlgebra {
 
 /// odeint's Dormand-Prince 5(4) stepper over FieldState (wrap with make_controlled for adaptive steps).
 template <class Real>
-using OdeintDopri5 = boost::numeric::odeint::runge_kutta_dopri5<FieldState<Real>, Real, FieldState<Real>, Real,
-                                                                FieldAlgebra, FieldOperations>;
+using OdeintDopri5 = boost::numeric::odeint::runge_kutta_dopri5<FieldState<Real>, Real, FieldState<Real>,
+                                                                Real, FieldAlgebra, FieldOperations>;
 /// odeint's classic Runge-Kutta 4 over FieldState.
 template <class Real>
 using OdeintRk4 = boost::numeric::odeint::runge_kutta4<FieldState<Real>, Real, FieldState<Real>, Real,

@@ -66,11 +66,11 @@ struct MersonStage {
   const MersonControl* control = nullptr;
   int stage = 0;  ///< 0..4 for k1..k5
   bool fused = true;
-  Span<const Real> u;    ///< state at the start of the step
-  Span<Real> k[5];       ///< stage derivatives f (not multiplied by tau)
-  Span<Real> next;       ///< fused: argument of the next stage
-  Span<Real> candidate;  ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
-  Span<Real> error;      ///< fused, stage 4: per-node error term of (27), or per-block maxima
+  Span<const Real> u;         ///< state at the start of the step
+  Span<Real> k[5];            ///< stage derivatives f (not multiplied by tau)
+  Span<Real> next;            ///< fused: argument of the next stage
+  Span<Real> candidate;       ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
+  Span<Real> error;           ///< fused, stage 4: per-node error term of (27), or per-block maxima
   bool block_errors = false;  ///< fused, stage 4: the right-hand side reduces the error terms per block
 
   /// The last stage, whose store() returns the error terms.

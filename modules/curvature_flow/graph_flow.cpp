@@ -315,8 +315,9 @@ GraphFlowSolver<Real>::GraphFlowSolver(const GraphFlowParams& params) : params_(
   w_.zero();
   if (params_.forcing == GraphForcing::manufactured) {
     const GraphView<Real> g = view();
-    forcing_.assign(params_.flow == GraphFlow::willmore ? forcing_rows<Real, GraphFlow::willmore>(params_, g)
-                                                        : forcing_rows<Real, GraphFlow::mean_curvature>(params_, g));
+    forcing_.assign(params_.flow == GraphFlow::willmore
+                        ? forcing_rows<Real, GraphFlow::willmore>(params_, g)
+                        : forcing_rows<Real, GraphFlow::mean_curvature>(params_, g));
   }
 }
 

@@ -260,7 +260,8 @@ double max_difference(const std::vector<double>& a, const std::vector<double>& b
 
 }  // namespace
 
-TEST_CASE("odeint's RK4 over engine field states equals the engine's RK4 step for step", "[integrate][odeint]") {
+TEST_CASE("odeint's RK4 over engine field states equals the engine's RK4 step for step",
+          "[integrate][odeint]") {
   const HeatModes modes{100};
   const double inv_h2 = 1.0 / (modes.h() * modes.h()), dt = 2e-5, t_end = 0.01;
   integrate::FieldState<double> x(modes.n);
@@ -278,8 +279,8 @@ TEST_CASE("odeint's RK4 over engine field states equals the engine's RK4 step fo
     engine_rk4.step(u.span(), dt, rate);
   }
   const std::vector<double> a = x.buffer().to_host(), b = u.to_host(), exact = modes.at(t_end);
-  CHECK(max_difference(a, b) < 1e-13);       // the same method, rounding apart
-  CHECK(max_difference(a, exact) < 1e-9);    // and both fourth-order accurate
+  CHECK(max_difference(a, b) < 1e-13);             // the same method, rounding apart
+  CHECK(max_difference(a, exact) < 1e-9);          // and both fourth-order accurate
   CHECK(max_difference(a, modes.at(0.0)) > 0.01);  // the state moved
 }
 
