@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "cuda/grid_rd_tuned.hpp"
+#include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
 #include "engine/exec/error.hpp"
 
@@ -15,33 +16,6 @@ namespace {
 
 using grid_rd::RdParams;
 using grid_rd::Stencil;
-
-/// Programmatic dependent launch (Hopper): every tuned kernel is launched with launch_pdl, so that its
-/// blocks may be scheduled while the previous kernel in the stream drains its last wave; before touching
-/// global memory a block waits until that kernel has completed and its writes are visible, then allows
-/// the next kernel to be scheduled. Without the launch attribute both instructions do nothing.
-__device__ __forceinline__ void pdl_prologue() {
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-}
-
-/// kernel<<<grid, block, smem>>>(args...) on the default stream, as a programmatic dependent launch.
-template <class... Params, class... Args>
-void launch_pdl(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
-                Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem;
-  config.stream = nullptr;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-  if (err != cudaSuccess) throw BackendError(std::string(what) + ": " + cudaGetErrorString(err));
-}
 
 // ---------------------------------------------------------------------------------------------------
 // One step per launch, 2D: thread (lane, warp) owns column x = block x + lane and RY consecutive rows. It
@@ -578,7 +552,7 @@ void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
   constexpr auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
-  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, p, r, dt, in, out);
+  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out);
   check_launch("rd_tile1_2d");
 }
 
@@ -587,7 +561,7 @@ void launch_rows_2d(int rows, const RdParams<Real>& p, const Reaction& r, Real d
                     Real* out) {
   const auto launch = [&](auto kernel, int ry) {
     const dim3 grid((p.grid.nx + 31) / 32, (p.grid.ny + kRowWarps * ry - 1) / (kRowWarps * ry));
-    launch_pdl("rd_rows_2d", kernel, grid, dim3(32, kRowWarps), 0, p, r, dt, in, out);
+    launch_pdl("rd_rows_2d", kernel, grid, dim3(32, kRowWarps), 0, nullptr, p, r, dt, in, out);
     check_launch("rd_rows_2d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -603,8 +577,8 @@ void launch_rows_3d(int rows, bool z_middle, const RdParams<Real>& p, const Reac
   const auto launch = [&](auto kernel, int rz, bool zm) {
     const unsigned bx = (p.grid.nx + 31) / 32, by = (p.grid.ny + kRowWarps - 1) / kRowWarps,
                    bz = (p.grid.nz + rz - 1) / rz;
-    launch_pdl("rd_rows_3d", kernel, zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps), 0, p, r,
-               dt, in, out);
+    launch_pdl("rd_rows_3d", kernel, zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps), 0,
+               nullptr, p, r, dt, in, out);
     check_launch("rd_rows_3d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -626,7 +600,8 @@ void launch_block_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + kBlock3W - 1) / kBlock3W, (p.grid.ny + kBlock3H - 1) / kBlock3H,
                   (p.grid.nz + D - 1) / D);
-  launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);
+  launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt, in,
+             out);
   check_launch("rd_block_3d");
 }
 
@@ -637,7 +612,8 @@ void launch_tile_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const R
   allow_dynamic_smem<kernel>(bytes);
   constexpr int TX = kTileWidth - 2 * T, TY = WY - 2 * T;
   const dim3 grid((p.grid.nx + TX - 1) / TX, (p.grid.ny + TY - 1) / TY);
-  launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, p, r, dt, in, out);
+  launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt, in,
+             out);
   check_launch("rd_tile_2d");
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 /// @file launch.cuh
-/// CUDA implementation of exec::parallel_for: one thread per index, 256 threads per block.
+/// CUDA implementation of exec::parallel_for: one thread per index, 256 threads per block, launched as a
+/// programmatic dependent launch (cuda/pdl.cuh).
 /// Included by engine/exec/parallel_for.hpp only when compiling CUDA in a CUDA build.
 
 #include <cstddef>
 
+#include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
 
 namespace tissue::cuda {
@@ -13,6 +15,7 @@ inline constexpr unsigned kBlockSize = 256;
 
 template <class F>
 __global__ void __launch_bounds__(kBlockSize) for_kernel(std::size_t n, F f) {
+  pdl_prologue();
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) f(i);
 }
@@ -22,9 +25,8 @@ __global__ void __launch_bounds__(kBlockSize) for_kernel(std::size_t n, F f) {
 template <class F>
 void launch_for(std::size_t n, const F& f) {
   const std::size_t blocks = (n + kBlockSize - 1) / kBlockSize;
-  for_kernel<F>
-      <<<static_cast<unsigned>(blocks), kBlockSize, 0, static_cast<cudaStream_t>(current_stream())>>>(n, f);
-  check_last_launch(__PRETTY_FUNCTION__);
+  launch_pdl(__PRETTY_FUNCTION__, for_kernel<F>, dim3(static_cast<unsigned>(blocks)), dim3(kBlockSize), 0,
+             static_cast<cudaStream_t>(current_stream()), n, f);
 }
 
 }  // namespace tissue::cuda
