@@ -77,10 +77,15 @@ void block_for(std::size_t blocks, unsigned threads, std::size_t shared_bytes, c
   }
 #endif
   (void)threads;
+  const std::size_t words = (shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  if (blocks == 1) {  // no parallel region (whose idle threads would only wait) for a single block
+    const std::unique_ptr<std::max_align_t[]> scratch(new std::max_align_t[words > 0 ? words : 1]);
+    f(Block(0, scratch.get()));
+    return;
+  }
   const auto count = static_cast<std::int64_t>(blocks);
 #pragma omp parallel
   {
-    const std::size_t words = (shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
     const std::unique_ptr<std::max_align_t[]> scratch(new std::max_align_t[words > 0 ? words : 1]);
 #pragma omp for schedule(static)
     for (std::int64_t b = 0; b < count; ++b) f(Block(static_cast<std::size_t>(b), scratch.get()));
