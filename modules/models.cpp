@@ -1,5 +1,7 @@
 #include "modules/models.hpp"
 
+#include <algorithm>
+
 #include "modules/curvature_flow/graph_flow_model.hpp"
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
@@ -9,6 +11,21 @@ namespace tissue {
 
 std::vector<std::string> model_names() {
   return {"epidermis", "grid_rd", "surface_rd", "graph_flow"};
+}
+
+void apply_schedule_table(const io::ScenarioTable& table, Schedule& schedule) {
+  const auto names = schedule.system_names();
+  for (const auto& key : table.keys()) {
+    if (std::find(names.begin(), names.end(), key) == names.end()) {
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      table.fail(key, "no system of that name in this model's schedule (systems: " + list + ")");
+    }
+    const auto entry = table.table(key);
+    const auto every = entry.integer("every", 1, io::Range::closed(1, 1e9));
+    const auto substeps = entry.integer("substeps", 1, io::Range::closed(1, 1e6));
+    schedule.set_cadence(key, static_cast<int>(every), static_cast<int>(substeps));
+  }
 }
 
 std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
@@ -37,7 +54,9 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
                                     : model == "surface_rd" ? surface_rd::build(root, settings)
                                     : model == "graph_flow" ? curvature_flow::build(root, settings)
                                                             : epidermis::build(root, settings);
+  apply_schedule_table(root.table("schedule"), sim->schedule);
   if (model != "surface_rd") sim->dt = settings.dt;  // surface_rd derives its default from the mesh
+  sim->schedule.check_step_lengths(sim->dt);
   sim->steps = settings.steps;
   sim->output_every = settings.output_every;
   sim->check_every = settings.check_every;

@@ -31,6 +31,11 @@ struct ModelSettings {
 /// Names accepted by [simulation].model.
 std::vector<std::string> model_names();
 
+/// Applies a scenario's [schedule] table: one sub-table per system name, `{ every = k, substeps = m }`
+/// (multi-rate: the system runs every k steps, m sub-steps of k dt / m each; Schedule::add()).
+/// @throws InputError at the key for an unknown system name or a value below 1.
+void apply_schedule_table(const io::ScenarioTable& table, Schedule& schedule);
+
 /// Builds the simulation a scenario describes: [simulation] (model, dt, steps, seed), [output], and the
 /// model's own tables. Validates every key (unknown keys included) before anything runs.
 /// @throws InputError with file:line:column on any invalid input.

@@ -5,9 +5,10 @@
 namespace tissue::io {
 
 TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements,
-                           bool cells)
+                           bool cells, std::vector<std::string> cell_columns)
     : dir_(std::move(dir)),
       species_names_(std::move(species_names)),
+      cell_columns_(std::move(cell_columns)),
       elements_(elements),
       cells_(cells),
       element_series_(dir_ / "elements.pvd"),
@@ -15,9 +16,11 @@ TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> s
 
 namespace {
 
-/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): stable id, state, species.
+/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): stable id, state, species,
+/// and the named float cell columns (components interleaved per point).
 std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner,
-                                   const std::vector<std::string>& species_names, int n_species) {
+                                   const std::vector<std::string>& species_names, int n_species,
+                                   const std::vector<std::string>& cell_columns) {
   const std::size_t n = owner.size();
   std::vector<std::int64_t> cell_id(n);
   std::vector<std::uint8_t> state(n);
@@ -30,6 +33,15 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
     std::vector<float> v(n);
     for (std::size_t i = 0; i < n; ++i) v[i] = w.species.host(owner[i], s);
     arrays.push_back(VtkArray::of(species_names[static_cast<std::size_t>(s)], v));
+  }
+  for (const auto& name : cell_columns) {
+    auto& column = w.cells.column<float>(name);
+    const int nc = column.components();
+    std::vector<float> v(n * static_cast<std::size_t>(nc));
+    for (std::size_t i = 0; i < n; ++i)
+      for (int c = 0; c < nc; ++c)
+        v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
+    arrays.push_back(VtkArray::of(name, v, nc));
   }
   return arrays;
 }
@@ -55,7 +67,7 @@ void TissueWriter::write(World& w) {
       owner[e] = static_cast<std::size_t>(w.cell.host(e));
       type[e] = w.type.host(e);
     }
-    auto arrays = owner_arrays(w, owner, species_names_, n_species);
+    auto arrays = owner_arrays(w, owner, species_names_, n_species, cell_columns_);
     arrays.push_back(VtkArray::of("element_type", type));
     const std::string file = std::string("elements_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
@@ -74,7 +86,7 @@ void TissueWriter::write(World& w) {
       owner[c] = c;
       count[c] = w.count.host(c);
     }
-    auto arrays = owner_arrays(w, owner, species_names_, n_species);
+    auto arrays = owner_arrays(w, owner, species_names_, n_species, cell_columns_);
     arrays.push_back(VtkArray::of("element_count", count));
     arrays.push_back(VtkArray::of("adhesive_elements", adhesive));
     const std::string file = std::string("cells_") + tag + ".vtu";

@@ -13,9 +13,33 @@ std::string join(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-void Schedule::add(std::unique_ptr<System> system, int every) {
+void Schedule::add(std::unique_ptr<System> system, int every, int substeps) {
   if (every < 1) throw std::invalid_argument("system '" + system->name() + "': every must be >= 1");
-  systems_.push_back({std::move(system), every});
+  if (substeps < 1) throw std::invalid_argument("system '" + system->name() + "': substeps must be >= 1");
+  systems_.push_back({std::move(system), every, substeps});
+}
+
+void Schedule::set_cadence(const std::string& name, int every, int substeps) {
+  for (auto& e : systems_) {
+    if (e.system->name() != name) continue;
+    if (every < 1) throw std::invalid_argument("system '" + name + "': every must be >= 1");
+    if (substeps < 1) throw std::invalid_argument("system '" + name + "': substeps must be >= 1");
+    e.every = every;
+    e.substeps = substeps;
+    return;
+  }
+  throw std::invalid_argument("no system named '" + name +
+                              "' in the schedule (systems: " + join(system_names()) + ")");
+}
+
+void Schedule::check_step_lengths(double dt) const {
+  for (const auto& e : systems_) e.system->check_step_length(dt * e.every / e.substeps);
+}
+
+std::vector<std::string> Schedule::system_names() const {
+  std::vector<std::string> out;
+  for (const auto& e : systems_) out.push_back(e.system->name());
+  return out;
 }
 
 void Schedule::add_hook(std::string name, int every, Hook hook) {
@@ -26,8 +50,9 @@ void Schedule::add_hook(std::string name, int every, Hook hook) {
 void Schedule::step(World& world, double dt) {
   for (auto& entry : systems_) {
     if (world.step % entry.every != 0) continue;
-    const StepContext ctx{world.step, world.time, dt * entry.every};
-    entry.system->run(world, ctx);
+    const double h = dt * entry.every / entry.substeps;
+    for (int sub = 0; sub < entry.substeps; ++sub)
+      entry.system->run(world, StepContext{world.step, world.time + sub * h, h});
   }
   world.step += 1;
   world.time += dt;
@@ -50,6 +75,8 @@ std::string Schedule::describe() const {
   for (const auto& e : systems_) {
     out << "  system " << e.system->name();
     if (e.every > 1) out << " (every " << e.every << " steps, step length " << e.every << " dt)";
+    if (e.substeps > 1)
+      out << " (" << e.substeps << " sub-steps of " << e.every << " dt / " << e.substeps << " per run)";
     out << "\n    reads:  " << join(e.system->reads()) << "\n    writes: " << join(e.system->writes())
         << "\n";
   }

@@ -36,6 +36,9 @@ class System {
   virtual std::vector<std::string> writes() const = 0;
   /// Advances the system by ctx.dt * every (the schedule passes the system's own step length).
   virtual void run(World& world, const StepContext& ctx) = 0;
+  /// Checks, before the first step, that the system can take steps of length h [time] (e.g. an explicit
+  /// stability limit). @throws InputError naming the limit. The default accepts every h.
+  virtual void check_step_length(double h) const { (void)h; }
 };
 
 /// A CPU hook: runs on host mirrors between steps and may add/remove entities.
@@ -43,13 +46,23 @@ using Hook = std::function<void(World&, const StepContext&)>;
 
 class Schedule {
  public:
-  /// Adds a system that runs every `every` steps (>= 1) with step length every * dt, in the order of
-  /// addition. @throws std::invalid_argument for every < 1.
-  void add(std::unique_ptr<System> system, int every = 1);
+  /// Adds a system that runs every `every` steps (>= 1), in the order of addition. Each time it is due it
+  /// runs `substeps` times (>= 1) with step length every * dt / substeps (multi-rate: every > 1 makes a
+  /// slow system, substeps > 1 sub-cycles a fast one inside the step). @throws std::invalid_argument for
+  /// every < 1 or substeps < 1.
+  void add(std::unique_ptr<System> system, int every = 1, int substeps = 1);
+  /// Changes the cadence of the system named `name` (see add()).
+  /// @throws std::invalid_argument for an unknown name, every < 1 or substeps < 1.
+  void set_cadence(const std::string& name, int every, int substeps);
+  /// Calls every system's check_step_length() with its own step length for a schedule step of dt.
+  void check_step_lengths(double dt) const;
+  /// Names of the systems, in order.
+  std::vector<std::string> system_names() const;
   /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition.
   void add_hook(std::string name, int every, Hook hook);
 
-  /// Takes one time step of length dt: due systems, clock, due hooks (+ World::commit()).
+  /// Takes one time step of length dt: due systems (each sub-cycle sees its own start time), clock, due
+  /// hooks (+ World::commit()).
   void step(World& world, double dt);
 
   /// Human-readable schedule: one line per system/hook with cadence, reads and writes.
@@ -62,6 +75,7 @@ class Schedule {
   struct SystemEntry {
     std::unique_ptr<System> system;
     int every;
+    int substeps;
   };
   struct HookEntry {
     std::string name;

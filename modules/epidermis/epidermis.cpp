@@ -7,7 +7,9 @@
 
 #include "engine/core/cell_centres.hpp"
 #include "engine/exec/backend.hpp"
+#include "engine/io/grid_output.hpp"
 #include "engine/io/tissue_output.hpp"
+#include "modules/coupling/signal_field.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
 #include "modules/sem/sem.hpp"
@@ -63,26 +65,91 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
       w.species.host(c, s) = static_cast<float>(grn_params.initial[static_cast<std::size_t>(s)]);
   w.cells.upload();
 
+  // diffusible signals over the tissue ([signal.<name>], modules/coupling): sampled by the cells before the
+  // gene network reads them, advanced with the cells' sources after it
+  const auto signal_table = root.table("signal");
+  std::vector<std::string> signal_names;
+  std::vector<GridField<float>*> signal_fields;
+  std::vector<coupling::SignalFieldParams> signal_params;
+  for (const auto& name : signal_table.keys()) {
+    signal_params.push_back(coupling::read_signal_field_params(signal_table.table(name), name, box));
+    signal_names.push_back(name);
+  }
+  if (!grn_params.tgf_beta_field.empty() &&
+      std::find(signal_names.begin(), signal_names.end(), grn_params.tgf_beta_field) == signal_names.end()) {
+    std::string list;
+    for (const auto& n : signal_names) list += (list.empty() ? "" : ", ") + n;
+    root.table("gene_network")
+        .fail("tgf_beta_field", "no signal field named '" + grn_params.tgf_beta_field + "' ([signal." +
+                                    grn_params.tgf_beta_field +
+                                    "] is missing; fields: " + (list.empty() ? "none" : list) + ")");
+  }
+  for (const auto& p : signal_params) signal_fields.push_back(&coupling::add_signal_field<float>(w, p));
+
   sim->schedule.add(std::make_unique<sem::SemSystem>(sem_params));
   sim->schedule.add(std::make_unique<CellCentreSystem>());
+  for (auto* f : signal_fields) sim->schedule.add(std::make_unique<coupling::FieldSamplingSystem<float>>(*f));
   sim->schedule.add(std::make_unique<grn::GeneNetworkSystem>(grn_params));
+  for (std::size_t i = 0; i < signal_fields.size(); ++i)
+    sim->schedule.add(
+        std::make_unique<coupling::SignalFieldSystem<float>>(signal_params[i], *signal_fields[i]));
   sim->schedule.add_hook(
       "lifecycle.grow_and_divide", life.growth_interval,
       [life](World& world, const StepContext&) { lifecycle::grow_and_divide(world, life); });
   update_cell_centres(w);
   const auto out = root.table("output");
   const bool elements = out.boolean("elements", true), cells = out.boolean("cells", true);
+  const bool grids = out.boolean("signal_grids", true);
   const std::vector<std::string> names(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
-  sim->make_writer = [names, elements,
-                      cells](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
-    return std::make_unique<io::TissueWriter>(dir, names, elements, cells);
+  std::vector<std::string> columns;
+  for (const auto& n : signal_names) {
+    columns.push_back(n);
+    columns.push_back(n + "_gradient");
+  }
+  sim->make_writer = [names, elements, cells, columns, grids,
+                      signal_fields](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    std::vector<std::unique_ptr<SnapshotWriter>> parts;
+    parts.push_back(std::make_unique<io::TissueWriter>(dir, names, elements, cells, columns));
+    if (grids)
+      for (auto* f : signal_fields)
+        parts.push_back(std::make_unique<io::GridWriter<float>>(dir, *f, io::GridOutputOptions{}));
+    return std::make_unique<io::CompositeWriter>(std::move(parts));
   };
-  sim->summary = [](World& world) { return format(summarize(world)); };
+  sim->summary = [signal_fields](World& world) {
+    std::string text = format(summarize(world));
+    for (auto* f : signal_fields) text += "\n" + summarize_signal(world, *f);
+    return text;
+  };
   sim->check = [](World& world) { check_element_positions(world); };
   sim->description = std::to_string(w.cells.size()) + " cells, " + std::to_string(w.elements.size()) +
                      " elements in a periodic " + std::to_string(box.lx) + " x " + std::to_string(box.ly) +
                      " box";
+  for (const auto& p : signal_params)
+    sim->description += "; signal " + p.name + " on a " + std::to_string(p.shape.nx) + " x " +
+                        std::to_string(p.shape.ny) + " x " + std::to_string(p.shape.nz) +
+                        " grid (h = " + std::to_string(p.shape.h) + ")";
   return sim;
+}
+
+std::string summarize_signal(World& w, GridField<float>& field) {
+  const double amount = coupling::field_amount(field);
+  field.download();
+  const auto& v = field.host();
+  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  auto& sample = w.cells.column<float>(field.name());
+  double sum[2] = {0.0, 0.0};
+  std::size_t count[2] = {0, 0};
+  for (std::size_t c = 0; c < w.cells.size(); ++c) {
+    const int state = (w.flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
+    sum[state] += static_cast<double>(sample.host(c));
+    ++count[state];
+  }
+  std::ostringstream out;
+  out << "signal " << field.name() << ": amount " << amount << ", grid min " << *lo << " max " << *hi
+      << "; mean at cells: basal state " << (count[0] ? sum[0] / static_cast<double>(count[0]) : 0.0) << " ("
+      << count[0] << " cells), suprabasal state " << (count[1] ? sum[1] / static_cast<double>(count[1]) : 0.0)
+      << " (" << count[1] << " cells)";
+  return out.str();
 }
 
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/grid/grid.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
 #include "modules/models.hpp"
@@ -16,8 +17,9 @@
 namespace tissue::epidermis {
 
 /// Builds the model from a scenario's tables ([domain], [initial], [sem], [gene_network], [lifecycle],
-/// and [output] elements/cells). dt/steps/cadence are set by the caller. @throws InputError on invalid
-/// values (precision other than float, among them).
+/// optional [signal.<name>] diffusible fields (modules/coupling), and [output] elements/cells/signal_grids).
+/// dt/steps/cadence are set by the caller. @throws InputError on invalid values (precision other than float,
+/// among them).
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
 
 /// Stratification statistics of the current host mirrors.
@@ -44,6 +46,10 @@ Summary summarize(World& world);
 /// Layer of each cell by stacking (see Summary), from centres and cell width/height [length].
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
                                  const std::vector<float>& cz, const Box& box, double width, double height);
+
+/// One line about a signal field: total amount, grid range, and the mean sampled value over cells in the
+/// basal and in the suprabasal state (host mirrors of the cells must be current).
+std::string summarize_signal(World& world, GridField<float>& field);
 
 /// Multi-line text of a Summary.
 std::string format(const Summary& s);

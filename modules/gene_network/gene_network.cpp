@@ -33,6 +33,9 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
   r.av = read_hill(t, "av", r.av);
   r.om = read_hill(t, "om", r.om);
   r.tgf_beta = t.number("tgf_beta", r.tgf_beta, io::Range::non_negative());
+  p.tgf_beta_field = t.string("tgf_beta_field", "");
+  if (!p.tgf_beta_field.empty() && t.has("tgf_beta"))
+    t.fail("tgf_beta_field", "give either a constant tgf_beta or a tgf_beta_field, not both");
   p.neighbour_distance = t.number("neighbour_distance", p.neighbour_distance, io::Range::positive());
   const auto init = t.table("initial");
   for (int k = 0; k < kAdhesion; ++k)
@@ -44,8 +47,10 @@ GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
 std::vector<std::string> GeneNetworkSystem::reads() const {
-  return {"elements.z", "elements.type", "cells.first", "cells.count",
-          "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
+  std::vector<std::string> r{"elements.z", "elements.type", "cells.first", "cells.count",
+                             "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
+  if (!params_.tgf_beta_field.empty()) r.push_back("cells." + params_.tgf_beta_field);
+  return r;
 }
 std::vector<std::string> GeneNetworkSystem::writes() const {
   return {"cells.species", "cells.flags"};
@@ -62,9 +67,23 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());
   const auto dt = static_cast<float>(ctx.dt);
-  NetworkStage stage{
-      species,      species, mid_.span(), stride, w.cx.span(), w.cy.span(),           w.cz.span(),
-      bins_.view(), d * d,   w.box,       rates_, 0.5f * dt,   Span<std::uint32_t>(), cell_flags::suprabasal};
+  NetworkStage stage{species,
+                     species,
+                     mid_.span(),
+                     stride,
+                     w.cx.span(),
+                     w.cy.span(),
+                     w.cz.span(),
+                     bins_.view(),
+                     d * d,
+                     w.box,
+                     rates_,
+                     0.5f * dt,
+                     Span<std::uint32_t>(),
+                     cell_flags::suprabasal,
+                     params_.tgf_beta_field.empty()
+                         ? Span<const float>()
+                         : Span<const float>(w.cells.column<float>(params_.tgf_beta_field).span())};
   exec::parallel_for(n, stage);  // mid = S + dt/2 f(S)
   stage.eval = mid_.span();
   stage.out = species;

@@ -35,6 +35,9 @@ struct GeneNetworkParams {
                       /*av*/ {0.0, 1.0, 1.0, 1.0},
                       /*om*/ {0.1, 1.0, 1.0, 1.0},
                       /*G*/ 0.4};
+  /// When not empty: G is read per cell from the cells' float column of this name (the sample of a signal
+  /// field, modules/coupling), and rates.tgf_beta is not used.
+  std::string tgf_beta_field;
   double neighbour_distance = 0.8;  ///< cells are neighbours when their centres are closer [length]
   std::array<double, kSpeciesCount> initial{};  ///< initial concentrations of new cells (A is computed)
 };

@@ -12,7 +12,8 @@
 ///   dO1/dt = -d_V O1 + H_ov(O2) H_av(A)
 ///   dM/dt  = -d_M M + H_om(O2)
 ///   dA/dt  = 0 (A = sum of the z coordinates of the cell's adhesive elements, set every step)
-/// <X> is the mean of X over neighbouring cells (0 without neighbours), G the constant TGF-beta level.
+/// <X> is the mean of X over neighbouring cells (0 without neighbours), G the TGF-beta level: a constant,
+/// or each cell's sample of a diffusible TGF-beta field (GeneNetworkParams::tgf_beta_field).
 
 #include <cstdint>
 
@@ -112,7 +113,9 @@ struct AdhesionInput {
 
 /// One explicit stage for cell c: out = max(0, base + h f(eval, <eval>)), neighbours = other cells
 /// whose centres lie within the neighbour distance (minimum image). `out` may alias `base`, never
-/// `eval`. When `flags` is not empty the cell's suprabasal bit is set from the result (O1 > O2).
+/// `eval`. When `flags` is not empty the cell's suprabasal bit is set from the result (O1 > O2). When
+/// `tgf_beta` is not empty, G is the cell's own value tgf_beta[c] (a sampled signal field,
+/// modules/coupling) instead of the constant rates.tgf_beta.
 struct NetworkStage {
   Span<const float> eval, base;
   Span<float> out;
@@ -125,6 +128,7 @@ struct NetworkStage {
   float h;
   Span<std::uint32_t> flags;
   std::uint32_t suprabasal_bit;
+  Span<const float> tgf_beta;
 
   TISSUE_HD void operator()(std::size_t c) const {
     const float px = cx[c], py = cy[c], pz = cz[c];
@@ -143,7 +147,13 @@ struct NetworkStage {
     const float inv = neighbours > 0 ? 1.0f / static_cast<float>(neighbours) : 0.0f;
     float s[kSpeciesCount], ds[kSpeciesCount];
     for (int k = 0; k < kSpeciesCount; ++k) s[k] = eval[static_cast<std::size_t>(k) * stride + c];
-    gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, rates, ds);
+    if (tgf_beta.empty()) {
+      gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, rates, ds);
+    } else {
+      Rates<float> local = rates;
+      local.tgf_beta = tgf_beta[c];
+      gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, local, ds);
+    }
     float result[kSpeciesCount];
     for (int k = 0; k < kSpeciesCount; ++k) {
       const std::size_t at = static_cast<std::size_t>(k) * stride + c;

@@ -7,6 +7,7 @@
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
+#include "engine/io/grid_output.hpp"
 #include "engine/io/png.hpp"
 #include "engine/io/vtk.hpp"
 #include "engine/util/random.hpp"
@@ -25,62 +26,6 @@ GridBoundary parse_boundary(const io::ScenarioTable& t, const std::string& key, 
          : v == "neumann" ? GridBoundary::neumann
                           : GridBoundary::dirichlet;
 }
-
-struct OutputOptions {
-  bool vti = true;
-  std::string png_species;  ///< "" = no PNG
-  bool png_fixed_range = false;
-  double png_lo = 0.0, png_hi = 1.0;
-};
-
-template <class Real>
-class GridWriter final : public SnapshotWriter {
- public:
-  GridWriter(std::filesystem::path dir, GridField<Real>& field, OutputOptions options)
-      : dir_(std::move(dir)),
-        field_(field),
-        options_(std::move(options)),
-        series_(dir_ / (field.name() + ".pvd")) {}
-
-  void write(World& world) override {
-    field_.download();
-    char tag[32];
-    std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(world.step));
-    const GridShape& s = field_.shape();
-    const std::size_t n = field_.cells();
-    if (options_.vti) {
-      std::vector<io::VtkArray> arrays;
-      for (int sp = 0; sp < field_.species_count(); ++sp) {
-        const auto first =
-            field_.host().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(sp) * n);
-        arrays.push_back(io::VtkArray::of(field_.species_names()[static_cast<std::size_t>(sp)],
-                                          std::vector<Real>(first, first + static_cast<std::ptrdiff_t>(n))));
-      }
-      const double origin[3] = {0.5 * s.h, 0.5 * s.h, s.nz > 1 ? 0.5 * s.h : 0.0};
-      const std::string file = field_.name() + "_" + tag + ".vti";
-      io::write_vti(dir_ / file, s.nx, s.ny, s.nz, origin, s.h, arrays);
-      series_.add(world.time, file);
-    }
-    if (!options_.png_species.empty() && s.nz == 1) {
-      int sp = 0;
-      while (field_.species_names()[static_cast<std::size_t>(sp)] != options_.png_species) ++sp;
-      const Real* v = field_.host().data() + static_cast<std::size_t>(sp) * n;
-      double lo = options_.png_lo, hi = options_.png_hi;
-      if (!options_.png_fixed_range) {
-        lo = static_cast<double>(*std::min_element(v, v + n));
-        hi = static_cast<double>(*std::max_element(v, v + n));
-      }
-      io::write_field_png(dir_ / (options_.png_species + "_" + tag + ".png"), v, s.nx, s.ny, lo, hi);
-    }
-  }
-  std::vector<io::PvdSeries*> series() override { return {&series_}; }
-
- private:
-  std::filesystem::path dir_;
-  GridField<Real>& field_;
-  OutputOptions options_;
-  io::PvdSeries series_;
-};
 
 template <class Real>
 std::string summarize(GridField<Real>& field) {
@@ -106,7 +51,7 @@ std::string summarize(GridField<Real>& field) {
 
 template <class Real>
 std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const InitialState& init,
-                                        const OutputOptions& output, const ModelSettings& settings) {
+                                        const io::GridOutputOptions& output, const ModelSettings& settings) {
   auto sim = std::make_unique<Simulation>();
   sim->model = "grid_rd";
   sim->world = std::make_unique<World>(Box{}, 0);
@@ -117,7 +62,7 @@ std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const Initia
   apply_initial_state(field, init, settings.seed);
   sim->schedule.add(std::make_unique<GridRdSystem<Real>>(params, field), params.steps_per_launch);
   sim->make_writer = [&field, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
-    return std::make_unique<GridWriter<Real>>(dir, field, output);
+    return std::make_unique<io::GridWriter<Real>>(dir, field, output);
   };
   sim->summary = [&field](World&) {
     field.download();
@@ -261,7 +206,7 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   init.file = it.string("file", "");
   if (init.type == "file" && init.file.empty()) it.fail("file", "type = \"file\" needs a file");
 
-  OutputOptions output;
+  io::GridOutputOptions output;
   const auto out = root.table("output");
   output.vti = out.boolean("vti", true);
   output.png_species = out.string("png", three_d ? "" : "b", {"", "a", "b"});

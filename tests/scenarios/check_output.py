@@ -36,7 +36,10 @@ def main():
         cm = meshio.read(os.path.join(out, cf))
         for m in (em, cm):
             for name, values in m.point_data.items():
-                assert values.ndim == 1, f"{name}: scalar arrays should be one-dimensional, got {values.shape}"
+                if name.endswith("_gradient"):  # sampled field gradients are 3-vectors
+                    assert values.ndim == 2 and values.shape[1] == 3, f"{name}: expected (n, 3), got {values.shape}"
+                else:
+                    assert values.ndim == 1, f"{name}: scalar arrays should be one-dimensional, got {values.shape}"
         n_el, n_cells = len(em.points), len(cm.points)
         assert n_el > 0 and n_cells > 0
         assert em.cells[0].type == "vertex" and len(em.cells[0].data) == n_el

@@ -1,0 +1,223 @@
+#include "modules/coupling/signal_field.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "modules/coupling/grid_coupling_kernels.hpp"
+
+namespace tissue::coupling {
+
+double SignalFieldParams::stability_limit() const {
+  const int dims = shape.dims();
+  const double h = shape.h;
+  const double rho = (dims == 3 ? 12.0 : 8.0) / (h * h);
+  const double k_max = std::max(uptake[0], uptake[1]) / std::pow(h, dims);
+  return 2.0 / (diffusivity * rho + decay + k_max);
+}
+
+template <class Real>
+GridGeometry<Real> SignalFieldParams::geometry() const {
+  GridGeometry<Real> g;
+  g.nx = shape.nx;
+  g.ny = shape.ny;
+  g.nz = shape.nz;
+  for (int f = 0; f < 6; ++f) {
+    g.face[f] = faces[static_cast<std::size_t>(f)];
+    g.dirichlet[f][0] = static_cast<Real>(dirichlet[static_cast<std::size_t>(f)]);
+  }
+  return g;
+}
+template GridGeometry<float> SignalFieldParams::geometry<float>() const;
+template GridGeometry<double> SignalFieldParams::geometry<double>() const;
+
+namespace {
+
+/// Reads { boundary = "neumann"|"dirichlet", value = v } of one z face.
+void read_face(const io::ScenarioTable& t, const std::string& key, SignalFieldParams& p, int face,
+               const std::string& fallback) {
+  const auto f = t.table(key);
+  const std::string b = f.string("boundary", fallback, {"neumann", "dirichlet"});
+  p.faces[static_cast<std::size_t>(face)] = b == "neumann" ? GridBoundary::neumann : GridBoundary::dirichlet;
+  const double v = f.number("value", 0.0, io::Range::non_negative());
+  if (b == "neumann" && f.has("value"))
+    f.fail("value", "a zero-flux (neumann) face takes no value; use boundary = \"dirichlet\"");
+  p.dirichlet[static_cast<std::size_t>(face)] = v;
+}
+
+/// Whole number of nodes of spacing h in length L, or an error at `key`.
+int whole_nodes(const io::ScenarioTable& t, const std::string& key, double length, double h) {
+  const double n = length / h;
+  const double rounded = std::round(n);
+  if (rounded < 2.0 || std::abs(n - rounded) > 1e-6 * n) {
+    std::ostringstream msg;
+    msg << "the periodic length " << length << " must be a whole number (>= 2) of grid spacings, got " << n
+        << " spacings of " << h;
+    t.fail(key, msg.str());
+  }
+  return static_cast<int>(rounded);
+}
+
+}  // namespace
+
+SignalFieldParams read_signal_field_params(const io::ScenarioTable& t, const std::string& name,
+                                           const Box& box) {
+  SignalFieldParams p;
+  p.name = name;
+  p.where = t.where();
+  const double h = t.number("spacing", 0.2, io::Range::positive());
+  const double height = t.number("height", 4.0, io::Range::positive());
+  p.shape.h = h;
+  if (box.periodic_x) {
+    p.shape.nx = whole_nodes(t, "spacing", static_cast<double>(box.lx), h);
+    p.shape.ny = whole_nodes(t, "spacing", static_cast<double>(box.ly), h);
+  } else {
+    p.shape.nx = std::max(2, static_cast<int>(std::lround(box.lx / h)));
+    p.shape.ny = std::max(2, static_cast<int>(std::lround(box.ly / h)));
+    for (int f = 0; f < 4; ++f) p.faces[static_cast<std::size_t>(f)] = GridBoundary::neumann;
+  }
+  p.shape.nz = std::max(2, static_cast<int>(std::lround(height / h)));
+  const double nodes = static_cast<double>(p.shape.nx) * p.shape.ny * p.shape.nz;
+  if (nodes > 2e9) t.fail("spacing", "the grid would have more than 2e9 nodes");
+  read_face(t, "bottom", p, 4, "neumann");
+  read_face(t, "top", p, 5, "dirichlet");
+  p.diffusivity = t.number("diffusivity", p.diffusivity, io::Range::non_negative());
+  p.decay = t.number("decay", p.decay, io::Range::non_negative());
+  p.initial = t.number("initial", p.initial, io::Range::non_negative());
+  const auto secretion = t.table("secretion"), uptake = t.table("uptake");
+  p.secretion = {secretion.number("basal", 0.0, io::Range::non_negative()),
+                 secretion.number("suprabasal", 0.0, io::Range::non_negative())};
+  p.uptake = {uptake.number("basal", 0.0, io::Range::non_negative()),
+              uptake.number("suprabasal", 0.0, io::Range::non_negative())};
+  return p;
+}
+
+template <class Real>
+GridField<Real>& add_signal_field(World& world, const SignalFieldParams& params) {
+  auto& field = world.add_field(std::make_unique<GridField<Real>>(
+      params.name, params.shape, std::vector<std::string>{params.name}, params.geometry<Real>()));
+  exec::fill(field.current(), static_cast<Real>(params.initial));
+  exec::fill(field.next(), static_cast<Real>(params.initial));
+  world.cells.add_column<float>(params.name);
+  world.cells.add_column<float>(params.name + "_gradient", 3);
+  world.cells.upload();  // the new columns' device rows start as their (zero) host mirrors
+  return field;
+}
+template GridField<float>& add_signal_field<float>(World&, const SignalFieldParams&);
+template GridField<double>& add_signal_field<double>(World&, const SignalFieldParams&);
+
+// ---- sampling ----
+
+template <class Real>
+FieldSamplingSystem<Real>::FieldSamplingSystem(GridField<Real>& field) : field_(field) {}
+
+template <class Real>
+std::vector<std::string> FieldSamplingSystem<Real>::reads() const {
+  return {"grid." + field_.name(), "cells.cx", "cells.cy", "cells.cz"};
+}
+template <class Real>
+std::vector<std::string> FieldSamplingSystem<Real>::writes() const {
+  return {"cells." + field_.name(), "cells." + field_.name() + "_gradient"};
+}
+
+template <class Real>
+void FieldSamplingSystem<Real>::run(World& w, const StepContext&) {
+  const std::size_t n = w.cells.size();
+  if (n == 0) return;
+  auto& value = w.cells.column<float>(field_.name());
+  auto& gradient = w.cells.column<float>(field_.name() + "_gradient");
+  exec::parallel_for(
+      n, SampleAtCells<Real>{field_.geometry(), field_.shape().h, field_.current().data(), 0, w.cx.span(),
+                             w.cy.span(), w.cz.span(), value.span(), gradient.span(), w.cells.capacity()});
+}
+
+// ---- the signal ----
+
+template <class Real>
+SignalFieldSystem<Real>::SignalFieldSystem(const SignalFieldParams& params, GridField<Real>& field)
+    : params_(params), field_(field) {}
+
+template <class Real>
+std::vector<std::string> SignalFieldSystem<Real>::reads() const {
+  return {"grid." + params_.name, "cells.cx", "cells.cy", "cells.cz", "cells.flags"};
+}
+template <class Real>
+std::vector<std::string> SignalFieldSystem<Real>::writes() const {
+  return {"grid." + params_.name};
+}
+
+template <class Real>
+void SignalFieldSystem<Real>::check_step_length(double h) const {
+  const double limit = params_.stability_limit();
+  if (h <= limit) return;
+  std::ostringstream msg;
+  msg << params_.where << ": signal." << params_.name << ": the step " << h
+      << " exceeds the explicit stability limit " << limit
+      << " = 2 / (D rho + decay + uptake / h^3) of this grid; sub-cycle the field with [schedule] "
+      << params_.name << " = { substeps = " << static_cast<long long>(std::ceil(h / limit))
+      << " } or coarsen its spacing";
+  throw InputError(msg.str());
+}
+
+template <class Real>
+void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
+  const std::size_t nodes = field_.cells();
+  const std::size_t n = w.cells.size();
+  const GridGeometry<Real> g = field_.geometry();
+  const double h = field_.shape().h;
+  const bool sources = n > 0 && (params_.secretion[0] != 0.0 || params_.secretion[1] != 0.0 ||
+                                 params_.uptake[0] != 0.0 || params_.uptake[1] != 0.0);
+  if (sources) {
+    rate_.ensure(n);
+    px_.ensure(n);
+    py_.ensure(n);
+    pz_.ensure(n);
+    source_.ensure(nodes);
+    CellRelease<Real> release{g,
+                              h,
+                              field_.current().data(),
+                              0,
+                              w.cx.span(),
+                              w.cy.span(),
+                              w.cz.span(),
+                              w.flags.span(),
+                              cell_flags::suprabasal,
+                              {params_.secretion[0], params_.secretion[1]},
+                              {params_.uptake[0], params_.uptake[1]},
+                              rate_.span(),
+                              px_.span(),
+                              py_.span(),
+                              pz_.span()};
+    exec::parallel_for(n, release);
+    const auto extent = static_cast<float>(g.nz * h);
+    bins_.build(px_.span(), py_.span(), pz_.span(), Span<const std::int32_t>(), n, w.box,
+                static_cast<float>(h), std::max(extent, 3.0f * static_cast<float>(h)));
+    exec::parallel_for(nodes,
+                       DepositGather<Real>{g, h, 1.0 / std::pow(h, field_.shape().dims()), bins_.view(),
+                                           Span<const double>(rate_.span().data(), n), source_.span()});
+  }
+  const auto inv_h2 = static_cast<Real>(1.0 / (h * h));
+  exec::parallel_for(
+      nodes, SignalEuler<Real>{
+                 g, field_.shape().dims() == 3 ? grid_rd::Stencil::seven : grid_rd::Stencil::five, inv_h2,
+                 static_cast<Real>(params_.diffusivity), static_cast<Real>(params_.decay),
+                 static_cast<Real>(ctx.dt), field_.current().data(),
+                 sources ? Span<const Real>(source_.span()) : Span<const Real>(), field_.next().data()});
+  field_.swap();
+}
+
+template <class Real>
+double field_amount(GridField<Real>& field) {
+  return exec::sum(Span<const Real>(field.current())) * std::pow(field.shape().h, field.shape().dims());
+}
+template double field_amount<float>(GridField<float>&);
+template double field_amount<double>(GridField<double>&);
+
+template class FieldSamplingSystem<float>;
+template class FieldSamplingSystem<double>;
+template class SignalFieldSystem<float>;
+template class SignalFieldSystem<double>;
+
+}  // namespace tissue::coupling
