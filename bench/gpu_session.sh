@@ -2,7 +2,9 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb]...
+# tgfb: scenarios/epidermis_tgfb.toml to 130000 steps for each TGF-beta supply in TGFB_SUPPLY (default
+# "0 0.75 1.5 2.25 3"), then the 1.5 run with the gene network and the field every 10 steps (multi-rate).
 # eoc: the curvature-flow EOC tables (seed 004, Tables 2-4) with wall times; WILLMORE_TO (default 256) is the
 # finest Willmore mesh, WILLMORE_PROBE_T (unset) times 256^2 Willmore to that end time only.
 set -uo pipefail
@@ -82,6 +84,26 @@ if want epidermis; then
   cat "$OUT/epidermis_timeline.txt"
   tail -6 "$OUT/epidermis.log"
   summary+=("epidermis: rc=$rc; $(grep -E '^cells|^layers|wall' "$OUT/epidermis.log" | tr '\n' ' ')")
+fi
+if want tgfb; then
+  tgfb_run() {  # name, scenario file
+    rm -rf "/tmp/$1"
+    /usr/bin/time -f "%e s wall" ./tools/tissue run "$2" --backend cuda --every 10000 --out "/tmp/$1" \
+      > "$OUT/$1.log" 2>&1
+    local rc=$?
+    mkdir -p "$OUT/tgfb_runs/$1"
+    cp /tmp/$1/cells_000130000.vtu /tmp/$1/tgfb_000130000.vti "$OUT/tgfb_runs/$1/" 2>/dev/null
+    summary+=("$1: rc=$rc; $(grep -E '^cells|^layers|^signal|wall' "$OUT/$1.log" | tr '\n' ' ')")
+  }
+  for supply in ${TGFB_SUPPLY:-0 0.75 1.5 2.25 3}; do
+    sed "s/value = 1.5 }/value = $supply }/" "$src/scenarios/epidermis_tgfb.toml" > "/tmp/tgfb_$supply.toml"
+    tgfb_run "tgfb_$supply" "/tmp/tgfb_$supply.toml"
+  done
+  sed 's/^tgfb = { every = 1, substeps = 1 }.*/tgfb = { every = 10, substeps = 2 }\ngene_network = { every = 10 }/' \
+    "$src/scenarios/epidermis_tgfb.toml" > /tmp/tgfb_multirate.toml
+  grep -A2 '^\[schedule\]' /tmp/tgfb_multirate.toml
+  [ -n "${TGFB_SKIP_MULTIRATE:-}" ] || tgfb_run tgfb_multirate /tmp/tgfb_multirate.toml
+  tar -C "$OUT" -czf "$OUT/tgfb_runs.tar.gz" tgfb_runs && rm -rf "$OUT/tgfb_runs"  # few files travel back
 fi
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"
