@@ -9,6 +9,7 @@
 ///   neumann    zero flux: the mirror image of the inside node across the face (u_-1 = u_0);
 ///   dirichlet  the fixed value given for that face and species.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -77,6 +78,23 @@ struct GridGeometry {
     return true;
   }
 };
+
+/// Geometry of a grid of `shape` with boundary faces[f] and Dirichlet ghost values dirichlet(f, s) for
+/// face f and species s < species (callable returning a number).
+template <class Real, class DirichletValue>
+GridGeometry<Real> make_grid_geometry(const GridShape& shape, const std::array<GridBoundary, 6>& faces,
+                                      int species, DirichletValue&& dirichlet) {
+  GridGeometry<Real> g;
+  g.nx = shape.nx;
+  g.ny = shape.ny;
+  g.nz = shape.nz;
+  for (int f = 0; f < 6; ++f) {
+    g.face[f] = faces[static_cast<std::size_t>(f)];
+    for (int s = 0; s < species && s < kMaxGridSpecies; ++s)
+      g.dirichlet[f][s] = static_cast<Real>(dirichlet(f, s));
+  }
+  return g;
+}
 
 /// S species on a grid, double-buffered on the active backend, with a host mirror of the current state.
 template <class Real>

@@ -11,19 +11,23 @@ std::string join(const std::vector<std::string>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
   return out.empty() ? "-" : out;
 }
+
+/// @throws std::invalid_argument for every < 1 or substeps < 1 of system `name`.
+void check_cadence(const std::string& name, int every, int substeps) {
+  if (every < 1) throw std::invalid_argument("system '" + name + "': every must be >= 1");
+  if (substeps < 1) throw std::invalid_argument("system '" + name + "': substeps must be >= 1");
+}
 }  // namespace
 
 void Schedule::add(std::unique_ptr<System> system, int every, int substeps) {
-  if (every < 1) throw std::invalid_argument("system '" + system->name() + "': every must be >= 1");
-  if (substeps < 1) throw std::invalid_argument("system '" + system->name() + "': substeps must be >= 1");
+  check_cadence(system->name(), every, substeps);
   systems_.push_back({std::move(system), every, substeps});
 }
 
 void Schedule::set_cadence(const std::string& name, int every, int substeps) {
   for (auto& e : systems_) {
     if (e.system->name() != name) continue;
-    if (every < 1) throw std::invalid_argument("system '" + name + "': every must be >= 1");
-    if (substeps < 1) throw std::invalid_argument("system '" + name + "': substeps must be >= 1");
+    check_cadence(name, every, substeps);
     e.every = every;
     e.substeps = substeps;
     return;

@@ -10,25 +10,25 @@
 
 namespace tissue::coupling {
 
+namespace {
+/// The second-order Laplacian of the grid's dimension: 7-point in 3D, 5-point in 2D.
+grid_rd::Stencil stencil_of(const GridShape& shape) {
+  return shape.dims() == 3 ? grid_rd::Stencil::seven : grid_rd::Stencil::five;
+}
+}  // namespace
+
 double SignalFieldParams::stability_limit() const {
   const int dims = shape.dims();
   const double h = shape.h;
-  const double rho = (dims == 3 ? 12.0 : 8.0) / (h * h);
+  const double rho = grid_rd::laplacian_spectral_radius(stencil_of(shape), h);
   const double k_max = std::max(uptake[0], uptake[1]) / std::pow(h, dims);
   return 2.0 / (diffusivity * rho + decay + k_max);
 }
 
 template <class Real>
 GridGeometry<Real> SignalFieldParams::geometry() const {
-  GridGeometry<Real> g;
-  g.nx = shape.nx;
-  g.ny = shape.ny;
-  g.nz = shape.nz;
-  for (int f = 0; f < 6; ++f) {
-    g.face[f] = faces[static_cast<std::size_t>(f)];
-    g.dirichlet[f][0] = static_cast<Real>(dirichlet[static_cast<std::size_t>(f)]);
-  }
-  return g;
+  return make_grid_geometry<Real>(shape, faces, 1,
+                                  [this](int f, int) { return dirichlet[static_cast<std::size_t>(f)]; });
 }
 template GridGeometry<float> SignalFieldParams::geometry<float>() const;
 template GridGeometry<double> SignalFieldParams::geometry<double>() const;
@@ -201,9 +201,8 @@ void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
   const auto inv_h2 = static_cast<Real>(1.0 / (h * h));
   exec::parallel_for(
       nodes, SignalEuler<Real>{
-                 g, field_.shape().dims() == 3 ? grid_rd::Stencil::seven : grid_rd::Stencil::five, inv_h2,
-                 static_cast<Real>(params_.diffusivity), static_cast<Real>(params_.decay),
-                 static_cast<Real>(ctx.dt), field_.current().data(),
+                 g, stencil_of(field_.shape()), inv_h2, static_cast<Real>(params_.diffusivity),
+                 static_cast<Real>(params_.decay), static_cast<Real>(ctx.dt), field_.current().data(),
                  sources ? Span<const Real>(source_.span()) : Span<const Real>(), field_.next().data()});
   field_.swap();
 }

@@ -20,17 +20,9 @@ double GridRdParams::stability_limit() const {
 
 template <class Real>
 GridGeometry<Real> GridRdParams::geometry() const {
-  GridGeometry<Real> g;
-  g.nx = shape.nx;
-  g.ny = shape.ny;
-  g.nz = shape.nz;
-  for (int f = 0; f < 6; ++f) {
-    g.face[f] = faces[static_cast<std::size_t>(f)];
-    for (int s = 0; s < 2; ++s)
-      g.dirichlet[f][s] =
-          static_cast<Real>(dirichlet[static_cast<std::size_t>(f)][static_cast<std::size_t>(s)]);
-  }
-  return g;
+  return make_grid_geometry<Real>(shape, faces, 2, [this](int f, int s) {
+    return dirichlet[static_cast<std::size_t>(f)][static_cast<std::size_t>(s)];
+  });
 }
 template GridGeometry<float> GridRdParams::geometry<float>() const;
 template GridGeometry<double> GridRdParams::geometry<double>() const;
