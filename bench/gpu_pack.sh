@@ -7,6 +7,15 @@ cd "$(git rev-parse --show-toplevel)"
 cmake --preset cuda >/dev/null
 cmake --build --preset cuda
 ../shared/tools/gpu-pack.sh build/cuda
+# NVRTC (110 MB) cannot travel: the GPU machine's CUDA 13 toolkit has it (/usr/local/cuda/lib64 is on the
+# library path in env.sh); fall back to the NVIDIA wheel of its Python when the toolkit lacks it
+rm -f .gpu/lib/libnvrtc*
+cat >> .gpu/env.sh <<'ENV'
+if [ ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]; then
+  nvrtc_dir=$(python3 -c "import glob, site; print(' '.join(glob.glob(p + '/nvidia/**/libnvrtc.so.13', recursive=True)[0].rsplit('/', 1)[0] for p in site.getsitepackages() if glob.glob(p + '/nvidia/**/libnvrtc.so.13', recursive=True)))" 2>/dev/null | cut -d' ' -f1)
+  [ -n "$nvrtc_dir" ] && export LD_LIBRARY_PATH="$nvrtc_dir:$LD_LIBRARY_PATH"
+fi
+ENV
 mkdir -p .gpu/py
 cp -r /usr/lib/python3/dist-packages/meshio .gpu/py/
 # Debian's meshio 7.0 predates NumPy 2, which the GPU image has: restore the one alias it uses

@@ -2,7 +2,9 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network]...
+# user_network: the full epidermis with the built-in network and with the same network written in the
+# scenario (NVRTC), wall times and final tissues side by side.
 # tgfb: scenarios/epidermis_tgfb.toml to 130000 steps for each TGF-beta supply in TGFB_SUPPLY (default
 # "0 0.75 1.5 2.25 3"), then the 1.5 run with the gene network and the field every 10 steps (multi-rate).
 # eoc: the curvature-flow EOC tables (seed 004, Tables 2-4) with wall times; WILLMORE_TO (default 256) is the
@@ -104,6 +106,16 @@ if want tgfb; then
   grep -A2 '^\[schedule\]' /tmp/tgfb_multirate.toml
   [ -n "${TGFB_SKIP_MULTIRATE:-}" ] || tgfb_run tgfb_multirate /tmp/tgfb_multirate.toml
   tar -C "$OUT" -czf "$OUT/tgfb_runs.tar.gz" tgfb_runs && rm -rf "$OUT/tgfb_runs"  # few files travel back
+fi
+if want user_network; then
+  for stem in epidermis epidermis_user_network; do
+    rm -rf "/tmp/un_$stem"
+    /usr/bin/time -f "%e s wall" ./tools/tissue run "$src/scenarios/$stem.toml" --backend cuda --every 0 \
+      --out "/tmp/un_$stem" > "$OUT/un_$stem.log" 2>&1
+    rc=$?
+    tail -5 "$OUT/un_$stem.log"
+    summary+=("$stem: rc=$rc; $(grep -E '^cells|^layers|wall' "$OUT/un_$stem.log" | tr '\n' ' ')")
+  done
 fi
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"

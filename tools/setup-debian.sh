@@ -14,6 +14,7 @@ packages=(
   libtinyobjloader-dev              # OBJ meshes
   libmetis-dev                      # mesh partitioning (surface reaction-diffusion patches)
   libboost-dev                      # Boost.Odeint steppers (header-only)
+  libmuparser-dev                   # expressions of scenario-defined gene networks (muParser)
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests

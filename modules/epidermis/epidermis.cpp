@@ -11,11 +11,15 @@
 #include "engine/io/tissue_output.hpp"
 #include "modules/coupling/signal_field.hpp"
 #include "modules/gene_network/gene_network.hpp"
+#include "modules/gene_network/user_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_layout.hpp"
 
 namespace tissue::epidermis {
+
+static_assert(grn::kOvol1 == 4 && grn::kOvol2 == 3,
+              "summarize()'s default species rows are the built-in network's");
 
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
   if (settings.precision != "float")
@@ -45,10 +49,59 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     root.table("initial").fail("cells_x", msg.str());
   }
   const auto sem_params = sem::read_sem_params(root.table("sem"));
-  const auto grn_params = grn::read_gene_network_params(root.table("gene_network"));
-  const auto life = lifecycle::read_lifecycle_params(root.table("lifecycle"));
+  auto life = lifecycle::read_lifecycle_params(root.table("lifecycle"));
 
-  const double reach = std::max(sem_params.effective_bin_size(), grn_params.neighbour_distance);
+  // diffusible signals over the tissue ([signal.<name>], modules/coupling): sampled by the cells before the
+  // gene network reads them, advanced with the cells' sources after it
+  const auto signal_table = root.table("signal");
+  std::vector<std::string> signal_names;
+  std::vector<coupling::SignalFieldParams> signal_params;
+  for (const auto& name : signal_table.keys()) {
+    signal_params.push_back(coupling::read_signal_field_params(signal_table.table(name), name, box));
+    signal_names.push_back(name);
+  }
+
+  // the gene network: the seed's, or one written in the scenario
+  const auto network_table = root.table("gene_network");
+  std::unique_ptr<System> network;
+  std::vector<std::string> species_names;
+  std::vector<double> initial_species;
+  double neighbour_distance = 0.0;
+  int ovol1 = grn::kOvol1, ovol2 = grn::kOvol2;
+  if (grn::has_user_network(network_table)) {
+    auto spec = grn::read_user_network(network_table, signal_names);
+    for (const auto& sp : spec.species) {
+      species_names.push_back(sp.name);
+      initial_species.push_back(sp.initial);
+    }
+    species_names.push_back("adhesion");
+    life.delta_species = spec.species_index("delta");
+    if (life.delta_species < 0)
+      network_table.fail("species",
+                         "the epidermis' lifecycle lets a cell grow while its Delta is below "
+                         "lifecycle.delta_threshold: the network needs a species named delta");
+    ovol1 = spec.species_index("ovol1");
+    ovol2 = spec.species_index("ovol2");
+    neighbour_distance = spec.neighbour_distance;
+    network = std::make_unique<grn::UserNetworkSystem>(std::move(spec));
+  } else {
+    const auto grn_params = grn::read_gene_network_params(network_table);
+    if (!grn_params.tgf_beta_field.empty() && std::find(signal_names.begin(), signal_names.end(),
+                                                        grn_params.tgf_beta_field) == signal_names.end()) {
+      std::string list;
+      for (const auto& n : signal_names) list += (list.empty() ? "" : ", ") + n;
+      network_table.fail("tgf_beta_field", "no signal field named '" + grn_params.tgf_beta_field +
+                                               "' ([signal." + grn_params.tgf_beta_field +
+                                               "] is missing; fields: " + (list.empty() ? "none" : list) +
+                                               ")");
+    }
+    species_names.assign(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
+    initial_species.assign(grn_params.initial.begin(), grn_params.initial.begin() + grn::kAdhesion);
+    neighbour_distance = grn_params.neighbour_distance;
+    network = std::make_unique<grn::GeneNetworkSystem>(grn_params);
+  }
+
+  const double reach = std::max(sem_params.effective_bin_size(), neighbour_distance);
   if (box.periodic_x && (box.lx < 2.0 * reach || box.ly < 2.0 * reach))
     root.table("initial").fail(
         "spacing", "the periodic box (" + std::to_string(box.lx) + " x " + std::to_string(box.ly) +
@@ -56,40 +109,22 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 
   auto sim = std::make_unique<Simulation>();
   sim->model = "epidermis";
-  sim->world = std::make_unique<World>(box, grn::kSpeciesCount);
+  sim->world = std::make_unique<World>(box, static_cast<int>(species_names.size()));
   World& w = *sim->world;
   w.seed = seed;
   sem::seed_monolayer(w, initial);
   for (std::size_t c = 0; c < w.cells.size(); ++c)
-    for (int s = 0; s < grn::kAdhesion; ++s)
-      w.species.host(c, s) = static_cast<float>(grn_params.initial[static_cast<std::size_t>(s)]);
+    for (std::size_t s = 0; s < initial_species.size(); ++s)
+      w.species.host(c, static_cast<int>(s)) = static_cast<float>(initial_species[s]);
   w.cells.upload();
 
-  // diffusible signals over the tissue ([signal.<name>], modules/coupling): sampled by the cells before the
-  // gene network reads them, advanced with the cells' sources after it
-  const auto signal_table = root.table("signal");
-  std::vector<std::string> signal_names;
   std::vector<GridField<float>*> signal_fields;
-  std::vector<coupling::SignalFieldParams> signal_params;
-  for (const auto& name : signal_table.keys()) {
-    signal_params.push_back(coupling::read_signal_field_params(signal_table.table(name), name, box));
-    signal_names.push_back(name);
-  }
-  if (!grn_params.tgf_beta_field.empty() &&
-      std::find(signal_names.begin(), signal_names.end(), grn_params.tgf_beta_field) == signal_names.end()) {
-    std::string list;
-    for (const auto& n : signal_names) list += (list.empty() ? "" : ", ") + n;
-    root.table("gene_network")
-        .fail("tgf_beta_field", "no signal field named '" + grn_params.tgf_beta_field + "' ([signal." +
-                                    grn_params.tgf_beta_field +
-                                    "] is missing; fields: " + (list.empty() ? "none" : list) + ")");
-  }
   for (const auto& p : signal_params) signal_fields.push_back(&coupling::add_signal_field<float>(w, p));
 
   sim->schedule.add(std::make_unique<sem::SemSystem>(sem_params));
   sim->schedule.add(std::make_unique<CellCentreSystem>());
   for (auto* f : signal_fields) sim->schedule.add(std::make_unique<coupling::FieldSamplingSystem<float>>(*f));
-  sim->schedule.add(std::make_unique<grn::GeneNetworkSystem>(grn_params));
+  sim->schedule.add(std::move(network));
   for (std::size_t i = 0; i < signal_fields.size(); ++i)
     sim->schedule.add(
         std::make_unique<coupling::SignalFieldSystem<float>>(signal_params[i], *signal_fields[i]));
@@ -100,7 +135,7 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   const auto out = root.table("output");
   const bool elements = out.boolean("elements", true), cells = out.boolean("cells", true);
   const bool grids = out.boolean("signal_grids", true);
-  const std::vector<std::string> names(std::begin(grn::kSpeciesNames), std::end(grn::kSpeciesNames));
+  const std::vector<std::string> names = species_names;
   std::vector<std::string> columns;
   for (const auto& n : signal_names) {
     columns.push_back(n);
@@ -115,8 +150,8 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
         parts.push_back(std::make_unique<io::GridWriter<float>>(dir, *f, io::GridOutputOptions{}));
     return std::make_unique<io::CompositeWriter>(std::move(parts));
   };
-  sim->summary = [signal_fields](World& world) {
-    std::string text = format(summarize(world));
+  sim->summary = [signal_fields, ovol1, ovol2](World& world) {
+    std::string text = format(summarize(world, ovol1, ovol2));
     for (auto* f : signal_fields) text += "\n" + summarize_signal(world, *f);
     return text;
   };
@@ -179,11 +214,11 @@ double median(std::vector<double> v) {
 }
 }  // namespace
 
-Summary summarize(World& w) {
+Summary summarize(World& w, int ovol1, int ovol2) {
   Summary s;
   s.cells = w.cells.size();
   s.elements = w.elements.size();
-  const bool network = w.species_count() > grn::kOvol1;
+  const bool network = ovol1 >= 0 && ovol2 >= 0 && w.species_count() > std::max(ovol1, ovol2);
   std::vector<double> widths, heights;
   std::vector<float> cx(s.cells), cy(s.cells), cz(s.cells);
   for (std::size_t c = 0; c < s.cells; ++c) {
@@ -211,8 +246,7 @@ Summary summarize(World& w) {
       ++s.adherent;
     } else {
       ++s.non_adherent;
-      if (network && w.species.host(c, grn::kOvol1) > w.species.host(c, grn::kOvol2))
-        ++s.suprabasal_high_ovol1;
+      if (network && w.species.host(c, ovol1) > w.species.host(c, ovol2)) ++s.suprabasal_high_ovol1;
     }
     if (w.flags.host(c) & cell_flags::suprabasal) ++s.suprabasal;
   }

@@ -18,6 +18,9 @@ namespace tissue::epidermis {
 
 /// Builds the model from a scenario's tables ([domain], [initial], [sem], [gene_network], [lifecycle],
 /// optional [signal.<name>] diffusible fields (modules/coupling), and [output] elements/cells/signal_grids).
+/// [gene_network] is the built-in network of the seed, or a scenario-defined one when it lists
+/// [[gene_network.species]] (network_expressions.hpp); such a network needs a species named `delta` (the
+/// lifecycle's growth gate).
 /// dt/steps/cadence are set by the caller. @throws InputError on invalid values (precision other than float,
 /// among them).
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
@@ -41,7 +44,9 @@ struct Summary {
   int layers = 0;                            ///< layers from the bottom holding >= 5 % of the cells
   double max_height = 0;                     ///< highest element [length]
 };
-Summary summarize(World& world);
+/// @param ovol1, ovol2  species rows of Ovol1 and Ovol2 (the built-in network's by default; -1 when the
+///                      network has none: suprabasal_high_ovol1 stays 0)
+Summary summarize(World& world, int ovol1 = 4, int ovol2 = 3);
 
 /// Layer of each cell by stacking (see Summary), from centres and cell width/height [length].
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,

@@ -62,7 +62,7 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
   exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(),
-                                      kAdhesiveElement, species, stride});
+                                      kAdhesiveElement, species, stride, kAdhesion});
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());

@@ -95,19 +95,21 @@ TISSUE_HD void gene_network_rhs(const Real* s, Real mean_notch, Real mean_delta,
   ds[kAdhesion] = Real(0);
 }
 
-/// A = sum of z over the cell's adhesive elements (the seed's basement-membrane "molecule").
+/// A = sum of z over the cell's adhesive elements (the seed's basement-membrane "molecule"), written to
+/// species row `row` (kAdhesion for the built-in network, after the species of a scenario-defined one).
 struct AdhesionInput {
   Span<const float> z;
   Span<const std::int32_t> type, first, count;
   std::int32_t adhesive_type;
   Span<float> species;
   std::size_t stride;  ///< species-major stride = cells capacity
+  std::size_t row;
   TISSUE_HD void operator()(std::size_t c) const {
     float sum = 0.0f;
     const std::int32_t begin = first[c];
     for (std::int32_t k = begin; k < begin + count[c]; ++k)
       if (type[static_cast<std::size_t>(k)] == adhesive_type) sum += z[static_cast<std::size_t>(k)];
-    species[kAdhesion * stride + c] = sum;
+    species[row * stride + c] = sum;
   }
 };
 

@@ -99,9 +99,12 @@ std::int32_t divide_cell(World& w, std::int32_t c) {
   return daughter;
 }
 
+static_assert(grn::kDelta == LifecycleParams{}.delta_species,
+              "LifecycleParams::delta_species defaults to grn::kDelta");
+
 void grow_and_divide(World& w, const LifecycleParams& p) {
   const std::size_t n = w.cells.size();
-  const bool has_delta = w.species_count() > grn::kDelta;
+  const bool has_delta = p.delta_species >= 0 && w.species_count() > p.delta_species;
   const float* x = w.x.host_data().data();
   const float* y = w.y.host_data().data();
   const float* z = w.z.host_data().data();
@@ -109,7 +112,8 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   for (std::size_t c = 0; c < n; ++c) {
     new_count[c] = w.count.host(c);
     w.flags.host(c) &= ~cell_flags::growing;
-    const bool grows = !has_delta || w.species.host(c, grn::kDelta) < static_cast<float>(p.delta_threshold);
+    const bool grows =
+        !has_delta || w.species.host(c, p.delta_species) < static_cast<float>(p.delta_threshold);
     if (!grows) continue;
     const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
     w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z, 0);

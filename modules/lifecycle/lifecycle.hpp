@@ -18,6 +18,9 @@ struct LifecycleParams {
   int growth_interval = 2000;      ///< steps between growth events (seed: 2000)
   int division_elements = 40;      ///< elements at which a cell divides (seed: 40)
   double delta_threshold = 140.0;  ///< grow while Delta < threshold [concentration] (seed: unstated; README)
+  /// Row of Delta in the cells' species column: 1 (grn::kDelta) for the built-in network, set by the model
+  /// for a scenario-defined one; a world with fewer species rows lets every cell grow.
+  int delta_species = 1;
 };
 
 /// Reads [lifecycle] (see docs/scenarios.md). @throws InputError on invalid values.

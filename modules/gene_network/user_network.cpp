@@ -1,0 +1,143 @@
+#include "modules/gene_network/user_network.hpp"
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "modules/gene_network/gene_network_kernels.hpp"
+
+#if defined(TISSUE_BACKEND_CUDA)
+#include "cuda/runtime_kernel.hpp"
+#endif
+
+namespace tissue::grn {
+
+namespace {
+
+/// means[j * stride + c] = mean of species[j] over the neighbours of cell c (0 without), summed in the
+/// order and precision of the built-in NetworkStage so that the two networks see the same means.
+struct NeighbourMeans {
+  Span<const float> eval;
+  Span<float> means;
+  std::size_t stride;
+  Span<const float> cx, cy, cz;
+  CellList::View bins;
+  float neighbour_distance2;
+  Box box;
+  std::int32_t species[kMaxMeanSpecies];
+  std::int32_t count;
+
+  TISSUE_HD void operator()(std::size_t c) const {
+    const float px = cx[c], py = cy[c], pz = cz[c];
+    float sum[kMaxMeanSpecies];
+    for (int j = 0; j < count; ++j) sum[j] = 0.0f;
+    int neighbours = 0;
+    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+      if (q.tag == static_cast<std::int32_t>(c)) return;
+      const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
+      if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
+      const auto other = static_cast<std::size_t>(q.tag);
+      for (int j = 0; j < count; ++j) sum[j] += eval[static_cast<std::size_t>(species[j]) * stride + other];
+      ++neighbours;
+    });
+    const float inv = neighbours > 0 ? 1.0f / static_cast<float>(neighbours) : 0.0f;
+    for (int j = 0; j < count; ++j) means[static_cast<std::size_t>(j) * stride + c] = sum[j] * inv;
+  }
+};
+
+/// to[c] = max(0, from[c]): the adhesion input passes through the network's stages as the built-in's
+/// seventh species does (zero rate, clamped), so both networks read the same A at each stage.
+struct ClampedCopy {
+  Span<const float> from;
+  Span<float> to;
+  TISSUE_HD void operator()(std::size_t c) const { to[c] = from[c] > 0.0f ? from[c] : 0.0f; }
+};
+
+/// Layout of the generated kernel's UserNetworkFields argument.
+struct FieldPointers {
+  const float* p[kMaxNetworkFields];
+};
+
+}  // namespace
+
+UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec) : spec_(std::move(spec)) {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (exec::backend() == exec::Backend::cuda) {
+    kernel_ =
+        std::make_unique<cuda::RuntimeKernel>(cuda_source(spec_), "user_network_stage", "gene_network.cu");
+    return;
+  }
+#endif
+  host_ = std::make_unique<HostNetworkEvaluator>(spec_);
+}
+
+UserNetworkSystem::~UserNetworkSystem() = default;
+
+std::vector<std::string> UserNetworkSystem::reads() const {
+  std::vector<std::string> r{"elements.z", "elements.type", "cells.first", "cells.count",
+                             "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
+  for (const auto& f : spec_.fields) r.push_back("cells." + f);
+  return r;
+}
+
+std::vector<std::string> UserNetworkSystem::writes() const {
+  std::vector<std::string> w{"cells.species"};
+  if (!spec_.suprabasal.empty()) w.push_back("cells.flags");
+  return w;
+}
+
+void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float> base, Span<float> out,
+                              double h, Span<std::uint32_t> flags) {
+  const std::size_t n = w.cells.size(), stride = w.cells.capacity();
+  if (!spec_.mean_species.empty()) {
+    const auto d = static_cast<float>(spec_.neighbour_distance);
+    NeighbourMeans means{
+        eval, means_.span(), stride, w.cx.span(), w.cy.span(), w.cz.span(), bins_.view(), d * d, w.box, {},
+        0};
+    for (int species : spec_.mean_species) means.species[means.count++] = species;
+    exec::parallel_for(n, means);
+  }
+  std::vector<const float*> fields;
+  for (const auto& f : spec_.fields) fields.push_back(w.cells.column<float>(f).span().data());
+  if (host_) {
+    host_->stage(eval.data(), base.data(), out.data(), means_.span().data(), fields, flags.data(),
+                 cell_flags::suprabasal, stride, n, h);
+    return;
+  }
+#if defined(TISSUE_BACKEND_CUDA)
+  const float* e = eval.data();
+  const float* b = base.data();
+  float* o = out.data();
+  const float* m = means_.span().data();
+  FieldPointers f{};
+  for (std::size_t i = 0; i < fields.size(); ++i) f.p[i] = fields[i];
+  unsigned* fl = flags.empty() ? nullptr : flags.data();
+  unsigned bit = cell_flags::suprabasal;
+  unsigned long long st = stride, count = n;
+  void* args[] = {&e, &b, &o, &m, &f, &fl, &bit, &st, &count, &h};
+  kernel_->launch(n, args);
+#endif
+}
+
+void UserNetworkSystem::run(World& w, const StepContext& ctx) {
+  const std::size_t n = w.cells.size();
+  if (n == 0) return;
+  const std::size_t stride = w.cells.capacity();
+  const Span<float> species = w.species.span();
+  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(),
+                                      kAdhesiveElement, species, stride, spec_.species.size()});
+  if (!spec_.mean_species.empty()) {
+    const auto d = static_cast<float>(spec_.neighbour_distance);
+    bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
+    means_.ensure(spec_.mean_species.size() * stride);
+  }
+  mid_.ensure(species.size());
+  // mid = S + dt/2 f(S), then S <- S + dt f(mid); the adhesion row is an input carried along, clamped
+  const Span<float> mid = mid_.span();
+  const std::size_t a = spec_.species.size() * stride;
+  const Span<float> adhesion(species.data() + a, n), mid_adhesion(mid.data() + a, n);
+  exec::parallel_for(n, ClampedCopy{adhesion, mid_adhesion});
+  stage(w, species, species, mid, 0.5 * ctx.dt, Span<std::uint32_t>());
+  stage(w, mid, species, species, ctx.dt, spec_.suprabasal.empty() ? Span<std::uint32_t>() : w.flags.span());
+  exec::parallel_for(n, ClampedCopy{mid_adhesion, adhesion});
+}
+
+}  // namespace tissue::grn

@@ -1,0 +1,53 @@
+#pragma once
+/// @file user_network.hpp
+/// System running a gene network defined in the scenario (network_expressions.hpp): the same RK2
+/// (midpoint) step, neighbour means at each stage and non-negativity clamp as the built-in epidermis
+/// network (gene_network.hpp), with the right-hand sides evaluated by muParser on the CPU backend and by a
+/// kernel compiled from the scenario with NVRTC on the CUDA backend.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/exec/device_buffer.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "engine/spatial/cell_list.hpp"
+#include "modules/gene_network/network_expressions.hpp"
+
+namespace tissue::cuda {
+class RuntimeKernel;
+}
+
+namespace tissue::grn {
+
+/// System "gene_network" for a scenario-defined network. The world's species column holds the spec's
+/// species in order, then the adhesion input (row spec.species.size(), computed every step); the sampled
+/// fields the expressions read are cell columns of the same names. Needs current cell centres.
+class UserNetworkSystem final : public System {
+ public:
+  /// Compiles the expressions for the active backend (NVRTC on CUDA: about a second, once).
+  /// @throws BackendError when the generated kernel does not compile (a bug: expressions are checked when
+  ///         the scenario is read).
+  explicit UserNetworkSystem(UserNetworkSpec spec);
+  ~UserNetworkSystem() override;
+  std::string name() const override { return "gene_network"; }
+  std::vector<std::string> reads() const override;
+  std::vector<std::string> writes() const override;
+  void run(World& world, const StepContext& ctx) override;
+  const UserNetworkSpec& spec() const { return spec_; }
+
+ private:
+  /// out = max(0, base + h f(eval)) for the first n cells; flags updated when not empty.
+  void stage(World& w, Span<const float> eval, Span<const float> base, Span<float> out, double h,
+             Span<std::uint32_t> flags);
+
+  UserNetworkSpec spec_;
+  CellList bins_;
+  DeviceBuffer<float> mid_, means_;
+  std::unique_ptr<HostNetworkEvaluator> host_;  ///< the CPU backend's
+#if defined(TISSUE_BACKEND_CUDA)
+  std::unique_ptr<cuda::RuntimeKernel> kernel_;  ///< the CUDA backend's compiled expressions
+#endif
+};
+
+}  // namespace tissue::grn
