@@ -16,6 +16,10 @@ double SemParams::effective_bin_size() const {
   return bin_size > 0.0 ? bin_size : std::max(effective_inter_cutoff(), 0.25);
 }
 
+double SemParams::effective_substrate_reach() const {
+  return substrate_reach > 0.0 ? substrate_reach : 8.0 * std::max(adhesion.xi1, adhesion.xi2);
+}
+
 KernelParams SemParams::kernel_params() const {
   KernelParams k{};
   k.intra = MorseForce::of(intra);
@@ -61,7 +65,13 @@ SemParams read_sem_params(const io::ScenarioTable& t) {
   return p;
 }
 
-SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.kernel_params()) {}
+SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.kernel_params()) {
+  if (params_.substrate) {
+    substrate_.build(*params_.substrate, static_cast<float>(params_.effective_substrate_reach()));
+    kernel_.substrate = substrate_.view();
+    kernel_.substrate_on = true;
+  }
+}
 
 std::vector<std::string> SemSystem::reads() const {
   return {"elements.x",    "elements.y",  "elements.z", "elements.type",

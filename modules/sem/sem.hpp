@@ -4,13 +4,16 @@
 /// advances element positions with the seed's 2nd-order Runge-Kutta (midpoint) scheme.
 /// Equations and the choices made where the seed is silent: modules/sem/README.md.
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
 #include "engine/io/scenario.hpp"
+#include "engine/mesh/triangle_mesh.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/spatial/cell_list.hpp"
+#include "engine/spatial/triangle_index.hpp"
 #include "modules/sem/sem_kernels.hpp"
 
 namespace tissue::sem {
@@ -26,12 +29,19 @@ struct SemParams {
   double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
   double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
+  /// The basement membrane as a triangle mesh (curved substrates); null: the plane z = 0 (the seed).
+  std::shared_ptr<const mesh::TriangleMesh> substrate;
+  /// Distance from the substrate mesh beyond which V_adh is neglected [length]; 0 = 8 max(xi1, xi2) of V_adh.
+  double substrate_reach = 0.0;
 
   /// The effective intercellular cutoff (resolves 0 to the potential minimum).
   double effective_inter_cutoff() const;
   /// The effective bin width (resolves 0).
   double effective_bin_size() const;
+  /// Kernel parameters; the substrate's index is attached by SemSystem (substrate_on stays false here).
   KernelParams kernel_params() const;
+  /// substrate_reach with 0 resolved.
+  double effective_substrate_reach() const;
 };
 
 /// Reads [sem] (see docs/scenarios.md). @throws InputError on invalid values.
@@ -40,6 +50,7 @@ SemParams read_sem_params(const io::ScenarioTable& table);
 /// System "sem": one RK2 step of the element positions.
 class SemSystem final : public System {
  public:
+  /// Indexes params.substrate when set. @throws std::invalid_argument for an empty substrate mesh.
   explicit SemSystem(const SemParams& params);
   std::string name() const override { return "sem"; }
   std::vector<std::string> reads() const override;
@@ -56,6 +67,7 @@ class SemSystem final : public System {
   SemParams params_;
   KernelParams kernel_;
   CellList bins_;
+  TriangleIndex substrate_;
   DeviceBuffer<float> xm_, ym_, zm_;
 };
 

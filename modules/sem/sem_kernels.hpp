@@ -18,6 +18,7 @@
 #include "engine/exec/math.hpp"
 #include "engine/exec/span.hpp"
 #include "engine/spatial/cell_list.hpp"
+#include "engine/spatial/triangle_index.hpp"
 
 namespace tissue::sem {
 
@@ -86,13 +87,43 @@ TISSUE_HD inline float morse_force(float r, const MorseForce& c) {
 struct KernelParams {
   MorseForce intra;            ///< same-cell pairs
   MorseForce inter;            ///< pairs of different cells (repulsive part only)
-  MorseForce adhesion;         ///< element - basement membrane (plane z = 0), adhesive types only
+  MorseForce adhesion;         ///< element - basement membrane (plane z = 0 or a mesh), adhesive types only
   float intra_cutoff2;         ///< squared cutoff for same-cell pairs [length^2] (infinity = none)
   float inter_cutoff2;         ///< squared cutoff for other-cell pairs [length^2]
   float mobility;              ///< 1 / friction [length/(force time)]
   std::int32_t adhesive_type;  ///< element type that adheres to the membrane
   bool adhesion_on;            ///< basement-membrane adhesion enabled
+  bool substrate_on;           ///< the membrane is the mesh in `substrate`, not the plane z = 0
+  TriangleIndex::View substrate;  ///< closest points on the membrane mesh (when substrate_on)
 };
+
+/// Adhesion of an element at p to a membrane mesh: V_adh in the signed distance r to the closest point q
+/// of the mesh (positive on the side the triangle's normal points to), acting along the outward direction
+/// u = sign(r) (p - q) / |p - q| (the triangle's normal when p is on the mesh). For the plane z = 0 this is
+/// the seed's f_z = -V_adh'(z). Elements farther than the index's reach feel none (choose the reach where
+/// V_adh has decayed). [force]
+TISSUE_HD inline math::Vec3<float> substrate_adhesion(float px, float py, float pz,
+                                                      const TriangleIndex::View& mesh,
+                                                      const MorseForce& adhesion) {
+  math::Vec3<float> f;
+  const SurfaceHit hit = mesh.closest(px, py, pz);
+  if (hit.triangle < 0) return f;
+  const float dx = px - hit.point[0], dy = py - hit.point[1], dz = pz - hit.point[2];
+  const float side = dx * hit.normal[0] + dy * hit.normal[1] + dz * hit.normal[2];
+  const float sign = side < 0.0f ? -1.0f : 1.0f;
+  float ux = hit.normal[0], uy = hit.normal[1], uz = hit.normal[2];
+  if (hit.distance > 1e-6f) {
+    const float inv = sign / hit.distance;
+    ux = dx * inv;
+    uy = dy * inv;
+    uz = dz * inv;
+  }
+  const float magnitude = morse_force(sign * hit.distance, adhesion);
+  f.x = magnitude * ux;
+  f.y = magnitude * uy;
+  f.z = magnitude * uz;
+  return f;
+}
 
 /// Force on one element [force], gathered over its own cell's elements (all of them, as the seed),
 /// the other cells' elements in the cell list, and the membrane. Summation order is fixed, so the
@@ -141,8 +172,13 @@ struct ElementForce {
       f.y += s * dy;
       f.z += s * dz;
     });
-    // basement membrane at z = 0: Morse in the distance z, acting along z
-    if (p.adhesion_on && type[i] == p.adhesive_type) f.z += morse_force(pz, p.adhesion);
+    // basement membrane: Morse in the distance to the plane z = 0 (acting along z), or to a mesh
+    if (p.adhesion_on && type[i] == p.adhesive_type) {
+      if (p.substrate_on)
+        f += substrate_adhesion(px, py, pz, p.substrate, p.adhesion);
+      else
+        f.z += morse_force(pz, p.adhesion);
+    }
     return f;
   }
 };

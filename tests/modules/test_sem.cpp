@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
+#include "engine/mesh/vec3.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_layout.hpp"
 #include "tests/support.hpp"
@@ -380,4 +381,71 @@ TEST_CASE("adhesive elements settle at the membrane's Morse minimum; the floor h
   const auto pos = test::positions(w);
   CHECK(pos.z[0] == Approx(morse_minimum(p.adhesion)).margin(1e-3));
   CHECK(pos.z[1] == 0.0);
+}
+
+TEST_CASE("adhesion to a plane mesh equals the seed's adhesion to the plane z = 0", "[sem][substrate]") {
+  World w(Box{6.0f, 6.0f, false, false, true}, 0);
+  random_tissue(w, 12, 10, 1.5f, 21);  // every element within the reach (2.88) of the membrane
+  SemParams plane_params;
+  SemSystem plane(plane_params);
+  SemParams mesh_params;
+  // the rectangle [-3, 9]^2 reaches 3 beyond every element: the closest point is always the projection
+  auto m = mesh::rectangle_mesh(13, 13, 12.0, 12.0);
+  for (auto& v : m.x) v -= 3.0;
+  for (auto& v : m.y) v -= 3.0;
+  mesh_params.substrate = std::make_shared<mesh::TriangleMesh>(m);
+  SemSystem curved(mesh_params);
+  const auto a = engine_forces(w, plane), b = engine_forces(w, curved);
+  for (std::size_t i = 0; i < a.x.size(); ++i) {
+    INFO("element " << i);
+    REQUIRE(b.x[i] == Approx(a.x[i]).margin(1e-5));
+    REQUIRE(b.y[i] == Approx(a.y[i]).margin(1e-5));
+    REQUIRE(b.z[i] == Approx(a.z[i]).epsilon(1e-5).margin(1e-5));
+  }
+}
+
+TEST_CASE("adhesion to a sphere acts along the normal with V_adh of the signed distance",
+          "[sem][substrate]") {
+  // a closed icosphere of radius 2 about (3, 3, 3); single-element cells (no intracellular forces) far
+  // apart (no intercellular ones), each on the normal through a face centre, outside or inside (offset
+  // -0.08: pushed outward), whose closest point is that centre (the sphere is convex)
+  const auto sphere = mesh::icosphere(3, 2.0);
+  auto shifted = std::make_shared<mesh::TriangleMesh>(sphere);
+  for (auto& v : shifted->x) v += 3.0;
+  for (auto& v : shifted->y) v += 3.0;
+  for (auto& v : shifted->z) v += 3.0;
+  SemParams params;
+  params.substrate = shifted;
+  SemSystem sys(params);
+  const RefMorse adh = ref(params.adhesion);
+  World w(Box{20.0f, 20.0f, false, false, false}, 0);
+  const std::vector<std::size_t> faces{0, 97, 311, 640, 1001, 1279};
+  const std::vector<double> offsets{0.25, 0.4, 0.1, -0.08, 0.6, 0.05};
+  std::vector<std::array<double, 3>> expected;
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    const std::size_t f = faces[k];
+    const auto a = mesh::position(*shifted, shifted->corner(f, 0)),
+               b = mesh::position(*shifted, shifted->corner(f, 1)),
+               c = mesh::position(*shifted, shifted->corner(f, 2));
+    auto n = mesh::cross(mesh::sub(b, a), mesh::sub(c, a));
+    const double len = mesh::norm(n);
+    for (auto& v : n) v /= len;
+    const double s = offsets[k];
+    const std::array<double, 3> p{(a[0] + b[0] + c[0]) / 3 + s * n[0], (a[1] + b[1] + c[1]) / 3 + s * n[1],
+                                  (a[2] + b[2] + c[2]) / 3 + s * n[2]};
+    const auto cell = w.add_cell_host();
+    w.add_element_host(cell, static_cast<float>(p[0]), static_cast<float>(p[1]), static_cast<float>(p[2]),
+                       kAdhesiveElement);
+    const double magnitude = -ref_dv(s, adh);  // signed distance s; outward normal n
+    expected.push_back({magnitude * n[0], magnitude * n[1], magnitude * n[2]});
+  }
+  w.commit();
+  const auto f = engine_forces(w, sys);
+  for (std::size_t k = 0; k < faces.size(); ++k) {
+    INFO("face " << faces[k] << ", offset " << offsets[k]);
+    const double scale = std::fabs(expected[k][0]) + std::fabs(expected[k][1]) + std::fabs(expected[k][2]);
+    CHECK(f.x[k] == Approx(expected[k][0]).margin(2e-4 * scale));
+    CHECK(f.y[k] == Approx(expected[k][1]).margin(2e-4 * scale));
+    CHECK(f.z[k] == Approx(expected[k][2]).margin(2e-4 * scale));
+  }
 }
