@@ -19,8 +19,9 @@
 namespace tissue {
 
 /// Closest point of one triangle (a, b, c) to p, by the Voronoi regions of its vertices, edges and face
-/// (Ericson, Real-Time Collision Detection, 2005, sec. 5.1.5). Writes the point to q.
-TISSUE_HD inline void closest_point_on_triangle(const float p[3], const float a[3], const float b[3],
+/// (Ericson, Real-Time Collision Detection, 2005, sec. 5.1.5). Writes the point to q; returns true when it
+/// lies inside the face (p - q is then along the face normal), false on an edge or a vertex.
+TISSUE_HD inline bool closest_point_on_triangle(const float p[3], const float a[3], const float b[3],
                                                 const float c[3], float q[3]) {
   float ab[3], ac[3], ap[3], bp[3], cp[3];
   for (int k = 0; k < 3; ++k) {
@@ -33,6 +34,7 @@ TISSUE_HD inline void closest_point_on_triangle(const float p[3], const float a[
   const auto dot = [](const float* u, const float* v) { return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]; };
   const auto set = [&](const float* o, const float* d, float t) {
     for (int k = 0; k < 3; ++k) q[k] = o[k] + t * d[k];
+    return false;
   };
   const float d1 = dot(ab, ap), d2 = dot(ac, ap);
   if (d1 <= 0.0f && d2 <= 0.0f) return set(a, ab, 0.0f);  // vertex a
@@ -52,6 +54,7 @@ TISSUE_HD inline void closest_point_on_triangle(const float p[3], const float a[
   const float denom = 1.0f / (va + vb + vc);  // inside the face
   const float v = vb * denom, w = vc * denom;
   for (int k = 0; k < 3; ++k) q[k] = a[k] + ab[k] * v + ac[k] * w;
+  return true;
 }
 
 /// Result of a closest-point query.
@@ -61,6 +64,7 @@ struct SurfaceHit {
   float point[3] = {0, 0, 0};   ///< closest point on the mesh [length]
   float normal[3] = {0, 0, 0};  ///< unit normal of that triangle, (b - a) x (c - a) (outward on a closed,
                                 ///< counter-clockwise mesh)
+  bool on_face = false;         ///< the point is inside the triangle (not on an edge or a vertex)
 };
 
 class TriangleIndex {
@@ -95,12 +99,13 @@ class TriangleIndex {
         const auto t = static_cast<std::size_t>(bin_triangles[static_cast<std::size_t>(s)]);
         const float* v = corners.data() + 9 * t;
         float q[3];
-        closest_point_on_triangle(p, v, v + 3, v + 6, q);
+        const bool on_face = closest_point_on_triangle(p, v, v + 3, v + 6, q);
         const float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
         const float d2 = dx * dx + dy * dy + dz * dz;
         if (d2 > best2 || (d2 == best2 && hit.triangle >= 0)) continue;
         best2 = d2;
         hit.triangle = static_cast<std::int32_t>(t);
+        hit.on_face = on_face;
         for (int k = 0; k < 3; ++k) {
           hit.point[k] = q[k];
           hit.normal[k] = normals[3 * t + static_cast<std::size_t>(k)];

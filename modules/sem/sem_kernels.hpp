@@ -98,10 +98,11 @@ struct KernelParams {
 };
 
 /// Adhesion of an element at p to a membrane mesh: V_adh in the signed distance r to the closest point q
-/// of the mesh (positive on the side the triangle's normal points to), acting along the outward direction
-/// u = sign(r) (p - q) / |p - q| (the triangle's normal when p is on the mesh). For the plane z = 0 this is
-/// the seed's f_z = -V_adh'(z). Elements farther than the index's reach feel none (choose the reach where
-/// V_adh has decayed). [force]
+/// of the mesh (positive on the side the triangle's normal points to), acting along the outward direction:
+/// the triangle's normal when q is inside the face (r = (p - q) . n, exact in float however close p is), or
+/// u = sign(r) (p - q) / |p - q| when q is on an edge or a vertex. For the plane z = 0 this is the seed's
+/// f_z = -V_adh'(z). Elements farther than the index's reach feel none (choose the reach where V_adh has
+/// decayed). [force]
 TISSUE_HD inline math::Vec3<float> substrate_adhesion(float px, float py, float pz,
                                                       const TriangleIndex::View& mesh,
                                                       const MorseForce& adhesion) {
@@ -110,15 +111,16 @@ TISSUE_HD inline math::Vec3<float> substrate_adhesion(float px, float py, float 
   if (hit.triangle < 0) return f;
   const float dx = px - hit.point[0], dy = py - hit.point[1], dz = pz - hit.point[2];
   const float side = dx * hit.normal[0] + dy * hit.normal[1] + dz * hit.normal[2];
-  const float sign = side < 0.0f ? -1.0f : 1.0f;
-  float ux = hit.normal[0], uy = hit.normal[1], uz = hit.normal[2];
-  if (hit.distance > 1e-6f) {
+  float r = side, ux = hit.normal[0], uy = hit.normal[1], uz = hit.normal[2];
+  if (!hit.on_face && hit.distance > 1e-6f) {
+    const float sign = side < 0.0f ? -1.0f : 1.0f;
     const float inv = sign / hit.distance;
+    r = sign * hit.distance;
     ux = dx * inv;
     uy = dy * inv;
     uz = dz * inv;
   }
-  const float magnitude = morse_force(sign * hit.distance, adhesion);
+  const float magnitude = morse_force(r, adhesion);
   f.x = magnitude * ux;
   f.y = magnitude * uy;
   f.z = magnitude * uz;
