@@ -437,9 +437,19 @@ struct HostNetworkEvaluator::Impl {
   std::vector<std::unique_ptr<NetworkParser>> rates;
   std::unique_ptr<NetworkParser> suprabasal;
   std::vector<double> results;
+  std::vector<float> staged;  ///< species x capacity: the new values, written to `out` after every rate
+
+  // the arrays of each kind of name, resolved once (map nodes do not move)
+  std::vector<std::vector<double>*> species_arrays, mean_arrays, field_arrays;
+  std::vector<double>* adhesion_array = nullptr;
 
   explicit Impl(const UserNetworkSpec& s) : spec(s) {
     for (const auto& name : variable_names(spec, spec.fields, true)) vars.arrays[name];
+    for (const auto& sp : spec.species) species_arrays.push_back(&vars.arrays[sp.name]);
+    for (int k : spec.mean_species)
+      mean_arrays.push_back(&vars.arrays["mean_" + spec.species[static_cast<std::size_t>(k)].name]);
+    for (const auto& f : spec.fields) field_arrays.push_back(&vars.arrays[f]);
+    adhesion_array = &vars.arrays["adhesion"];
   }
 
   /// (Re)creates the parsers over arrays of at least n entries.
@@ -448,6 +458,7 @@ struct HostNetworkEvaluator::Impl {
     vars.capacity = std::max<std::size_t>(n, 2 * vars.capacity);
     for (auto& [name, a] : vars.arrays) a.assign(vars.capacity, 0.0);
     results.assign(vars.capacity, 0.0);
+    staged.assign(spec.species.size() * vars.capacity, 0.0f);
     const auto make = [&](const std::string& expr) {
       auto p = std::make_unique<NetworkParser>();
       vars.bind(*p);
@@ -462,7 +473,7 @@ struct HostNetworkEvaluator::Impl {
 
   void load_species(const float* rows, std::size_t stride, std::size_t n) {
     for (std::size_t k = 0; k < spec.species.size(); ++k) {
-      auto& a = vars.arrays[spec.species[k].name];
+      auto& a = *species_arrays[k];
       const float* row = rows + k * stride;
       for (std::size_t c = 0; c < n; ++c) a[c] = static_cast<double>(row[c]);
     }
@@ -482,26 +493,28 @@ void HostNetworkEvaluator::stage(const float* eval, const float* base, float* ou
   const std::size_t s_count = m.spec.species.size();
   m.load_species(eval, stride, n);
   for (std::size_t j = 0; j < m.spec.mean_species.size(); ++j) {
-    auto& a = m.vars.arrays["mean_" + m.spec.species[static_cast<std::size_t>(m.spec.mean_species[j])].name];
+    auto& a = *m.mean_arrays[j];
     for (std::size_t c = 0; c < n; ++c) a[c] = static_cast<double>(means[j * stride + c]);
   }
-  auto& adhesion = m.vars.arrays["adhesion"];
+  auto& adhesion = *m.adhesion_array;
   for (std::size_t c = 0; c < n; ++c) adhesion[c] = static_cast<double>(eval[s_count * stride + c]);
   for (std::size_t f = 0; f < m.spec.fields.size(); ++f) {
-    auto& a = m.vars.arrays[m.spec.fields[f]];
+    auto& a = *m.field_arrays[f];
     for (std::size_t c = 0; c < n; ++c) a[c] = static_cast<double>(fields[f][c]);
   }
   // every rate from `eval` before any row of `out` is written (out may alias base, never eval)
-  std::vector<std::vector<float>> result(s_count, std::vector<float>(n));
+  const std::size_t cap = m.vars.capacity;
   for (std::size_t k = 0; k < s_count; ++k) {
     m.rates[k]->Eval(m.results.data(), static_cast<int>(n));
     const float* b = base + k * stride;
     for (std::size_t c = 0; c < n; ++c) {
       const double v = static_cast<double>(b[c]) + h * m.results[c];
-      result[k][c] = v > 0.0 ? static_cast<float>(v) : 0.0f;
+      m.staged[k * cap + c] = v > 0.0 ? static_cast<float>(v) : 0.0f;
     }
   }
-  for (std::size_t k = 0; k < s_count; ++k) std::copy(result[k].begin(), result[k].end(), out + k * stride);
+  for (std::size_t k = 0; k < s_count; ++k)
+    std::copy(m.staged.begin() + static_cast<std::ptrdiff_t>(k * cap),
+              m.staged.begin() + static_cast<std::ptrdiff_t>(k * cap + n), out + k * stride);
   if (flags != nullptr && m.suprabasal) {
     m.load_species(out, stride, n);
     m.suprabasal->Eval(m.results.data(), static_cast<int>(n));

@@ -95,7 +95,8 @@ void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float
     for (int species : spec_.mean_species) means.species[means.count++] = species;
     exec::parallel_for(n, means);
   }
-  std::vector<const float*> fields;
+  std::vector<const float*>& fields = field_columns_;  // reused: no allocation per stage
+  fields.clear();
   for (const auto& f : spec_.fields) fields.push_back(w.cells.column<float>(f).span().data());
   if (host_) {
     host_->stage(eval.data(), base.data(), out.data(), means_.span().data(), fields, flags.data(),

@@ -44,6 +44,7 @@ class UserNetworkSystem final : public System {
   UserNetworkSpec spec_;
   CellList bins_;
   DeviceBuffer<float> mid_, means_;
+  std::vector<const float*> field_columns_;     ///< the sampled fields' columns, looked up per stage
   std::unique_ptr<HostNetworkEvaluator> host_;  ///< the CPU backend's
 #if defined(TISSUE_BACKEND_CUDA)
   std::unique_ptr<cuda::RuntimeKernel> kernel_;  ///< the CUDA backend's compiled expressions
