@@ -171,4 +171,21 @@ VertexGradientOperator vertex_gradient_operator(const TriangleMesh& mesh, const 
   return op;
 }
 
+std::vector<std::array<double, 3>> vertex_normals(const TriangleMesh& m) {
+  std::vector<Vec3> n(m.vertex_count(), Vec3{0.0, 0.0, 0.0});
+  for (std::size_t f = 0; f < m.face_count(); ++f) {
+    const Vec3 a = position(m, m.corner(f, 0));
+    const Vec3 face = cross(sub(position(m, m.corner(f, 1)), a), sub(position(m, m.corner(f, 2)), a));
+    for (int k = 0; k < 3; ++k) {
+      auto& v = n[static_cast<std::size_t>(m.corner(f, k))];
+      for (std::size_t i = 0; i < 3; ++i) v[i] += face[i];  // |face| = twice the area: area weighting
+    }
+  }
+  for (auto& v : n) {
+    const double len = norm(v);
+    v = len > 0.0 ? Vec3{v[0] / len, v[1] / len, v[2] / len} : Vec3{0.0, 0.0, 1.0};
+  }
+  return n;
+}
+
 }  // namespace tissue::mesh

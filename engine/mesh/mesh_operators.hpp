@@ -59,6 +59,10 @@ struct FaceGradients {
 /// Builds the face quantities of eqs. 3 and 4.
 FaceGradients face_gradients(const TriangleMesh& mesh);
 
+/// Unit vertex normals: the area-weighted sum of the incident faces' normals (b - a) x (c - a), outward on
+/// a closed counter-clockwise mesh; (0, 0, 1) for a vertex without faces of nonzero area. One per vertex.
+std::vector<std::array<double, 3>> vertex_normals(const TriangleMesh& mesh);
+
 /// The vertex gradient of eq. 4 as one linear stencil over the vertex-vertex CSR of the topology:
 /// grad f(v) = sum_k weights[k] (f[neighbours[k]] - f[v]) for k in [offsets[v], offsets[v + 1]), where
 /// weights[k] = sum over the faces T holding both v and j = neighbours[k] of theta_T(v) / sum_T theta_T(v)

@@ -14,7 +14,7 @@ void TriangleIndex::build(const mesh::TriangleMesh& m, float reach) {
   const std::size_t faces = m.face_count();
   if (faces == 0) throw std::invalid_argument("triangle index: the mesh has no faces");
   std::vector<float> corners(9 * faces), normals(3 * faces);
-  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300}, extent = 0.0;
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
   for (std::size_t f = 0; f < faces; ++f) {
     const mesh::Vec3 a = mesh::position(m, m.corner(f, 0)), b = mesh::position(m, m.corner(f, 1)),
                      c = mesh::position(m, m.corner(f, 2));
@@ -32,14 +32,22 @@ void TriangleIndex::build(const mesh::TriangleMesh& m, float reach) {
       fhi[k] = std::max({a[kk], b[kk], c[kk]});
       lo[k] = std::min(lo[k], flo[k]);
       hi[k] = std::max(hi[k], fhi[k]);
-      extent = std::max(extent, fhi[k] - flo[k]);
     }
   }
-  // bins twice the larger of the reach and the largest triangle extent: a triangle grown by the reach
-  // overlaps at most 2 bins per axis; at most 2^24 bins (wider bins for huge domains)
+  // cubic bins of twice the mean triangle extent (a few triangles per bin on a regular mesh), at least a
+  // sixteenth of the reach (bins farther than the best triangle found are skipped), at most 2^24 bins
+  double mean_extent = 0.0;
+  for (std::size_t f = 0; f < faces; ++f) {
+    double e = 0.0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      const float a = corners[9 * f + k], b = corners[9 * f + 3 + k], c = corners[9 * f + 6 + k];
+      e = std::max(e, static_cast<double>(std::max({a, b, c}) - std::min({a, b, c})));
+    }
+    mean_extent += e / static_cast<double>(faces);
+  }
   View v;
   v.reach = reach;
-  double width = 2.0 * std::max(static_cast<double>(reach), extent);
+  double width = std::max({2.0 * mean_extent, static_cast<double>(reach) / 16.0, 1e-6});
   const auto bins_for = [&](double w) {
     double total = 1.0;
     for (int k = 0; k < 3; ++k) total *= std::floor((hi[k] - lo[k] + 2.0 * reach) / w) + 1.0;
@@ -53,17 +61,17 @@ void TriangleIndex::build(const mesh::TriangleMesh& m, float reach) {
   }
   const std::size_t bins =
       static_cast<std::size_t>(v.n[0]) * static_cast<std::size_t>(v.n[1]) * static_cast<std::size_t>(v.n[2]);
-  // the bin range each grown triangle covers, with the same float arithmetic as queries (plus a bin of
-  // margin for rounding at the edges)
+  // the bin range each triangle's bounding box covers, grown by a margin for the rounding of closest points
+  // computed in float
+  const float margin = static_cast<float>(1e-4 * width);
   const auto range = [&](std::size_t f, int k, int& first, int& last) {
     float flo = corners[9 * f + static_cast<std::size_t>(k)], fhi = flo;
     for (int j = 1; j < 3; ++j) {
       flo = std::min(flo, corners[9 * f + 3 * static_cast<std::size_t>(j) + static_cast<std::size_t>(k)]);
       fhi = std::max(fhi, corners[9 * f + 3 * static_cast<std::size_t>(j) + static_cast<std::size_t>(k)]);
     }
-    first = std::max(0, static_cast<int>(std::floor((flo - reach - v.origin[k]) * v.inv_width[k])) - 1);
-    last =
-        std::min(v.n[k] - 1, static_cast<int>(std::floor((fhi + reach - v.origin[k]) * v.inv_width[k])) + 1);
+    first = std::max(0, static_cast<int>(std::floor((flo - margin - v.origin[k]) * v.inv_width[k])));
+    last = std::min(v.n[k] - 1, static_cast<int>(std::floor((fhi + margin - v.origin[k]) * v.inv_width[k])));
   };
   std::vector<std::int32_t> start(bins + 1, 0);
   for (int pass = 0; pass < 2; ++pass) {
@@ -90,19 +98,36 @@ void TriangleIndex::build(const mesh::TriangleMesh& m, float reach) {
               list[static_cast<std::size_t>(fill[b]++)] = static_cast<std::int32_t>(f);
           }
     }
-    if (pass == 1) bin_triangles_.assign(list);
+    if (pass == 1) host_bin_triangles_ = std::move(list);
   }
   std::size_t non_empty = 0;
   for (std::size_t b = 0; b < bins; ++b) non_empty += start[b + 1] > start[b] ? 1 : 0;
   mean_per_bin_ = non_empty ? static_cast<double>(start[bins]) / static_cast<double>(non_empty) : 0.0;
-  corners_.assign(corners);
-  normals_.assign(normals);
-  bin_start_.assign(start);
+  host_corners_ = std::move(corners);
+  host_normals_ = std::move(normals);
+  host_bin_start_ = std::move(start);
+  host_faces_ = m.faces;
+  corners_.assign(host_corners_);
+  normals_.assign(host_normals_);
+  bin_start_.assign(host_bin_start_);
+  bin_triangles_.assign(host_bin_triangles_);
+  faces_.assign(host_faces_);
   v.corners = corners_.span();
   v.normals = normals_.span();
   v.bin_start = bin_start_.span();
   v.bin_triangles = bin_triangles_.span();
+  v.faces = faces_.span();
   view_ = v;
+}
+
+TriangleIndex::View TriangleIndex::host_view() const {
+  View v = view_;
+  v.corners = Span<const float>(host_corners_.data(), host_corners_.size());
+  v.normals = Span<const float>(host_normals_.data(), host_normals_.size());
+  v.bin_start = Span<const std::int32_t>(host_bin_start_.data(), host_bin_start_.size());
+  v.bin_triangles = Span<const std::int32_t>(host_bin_triangles_.data(), host_bin_triangles_.size());
+  v.faces = Span<const std::int32_t>(host_faces_.data(), host_faces_.size());
+  return v;
 }
 
 std::size_t TriangleIndex::bin_count() const {

@@ -3,14 +3,15 @@
 /// Closest point on a triangle mesh from any point within a fixed reach: the spatial index behind
 /// adhesion to curved substrates (an element's distance to the basement membrane and the direction to it).
 ///
-/// A uniform grid of bins over the mesh's bounding box grown by the reach; every triangle is listed in
-/// each bin its own bounding box grown by the reach overlaps (CSR, built once on the host and uploaded).
-/// A query visits only its own bin, which therefore holds every triangle within the reach of any point in
-/// it. Triangles are tested in ascending index order and ties keep the lower index, so results do not
-/// depend on threads. Positions in float, as the elements'.
+/// A uniform grid of cubic bins over the mesh's bounding box grown by the reach; every triangle is listed
+/// in each bin its bounding box overlaps (CSR, built once on the host and uploaded). A query searches
+/// shells of bins outwards from its own until no unvisited bin can hold a closer triangle, so that points
+/// near the mesh test a few bins whatever the reach. Ties keep the lower triangle index, so results do not
+/// depend on the visiting order or threads. Positions in float, as the elements'.
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/math.hpp"
@@ -67,6 +68,39 @@ struct SurfaceHit {
   bool on_face = false;         ///< the point is inside the triangle (not on an edge or a vertex)
 };
 
+/// Signed distance of p from the mesh at a hit (hit.triangle >= 0): positive on the side the triangle's
+/// normal points to. (p - q) . n when the closest point is inside the face (exact in float however close p
+/// is), else sign((p - q) . n) |p - q|. [length]
+TISSUE_HD inline float signed_distance(const SurfaceHit& hit, float px, float py, float pz) {
+  const float side = (px - hit.point[0]) * hit.normal[0] + (py - hit.point[1]) * hit.normal[1] +
+                     (pz - hit.point[2]) * hit.normal[2];
+  if (hit.on_face) return side;
+  return side < 0.0f ? -hit.distance : hit.distance;
+}
+
+/// Barycentric coordinates (of a, b, c; summing to 1) of a point q of the triangle (a, b, c), by areas
+/// projected on the triangle's plane; a degenerate triangle gives (1, 0, 0).
+TISSUE_HD inline void barycentric(const float q[3], const float a[3], const float b[3], const float c[3],
+                                  float w[3]) {
+  float v0[3], v1[3], v2[3];
+  for (int k = 0; k < 3; ++k) {
+    v0[k] = b[k] - a[k];
+    v1[k] = c[k] - a[k];
+    v2[k] = q[k] - a[k];
+  }
+  const auto dot = [](const float* u, const float* v) { return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]; };
+  const float d00 = dot(v0, v0), d01 = dot(v0, v1), d11 = dot(v1, v1), d20 = dot(v2, v0), d21 = dot(v2, v1);
+  const float denom = d00 * d11 - d01 * d01;
+  if (!(denom > 0.0f)) {
+    w[0] = 1.0f;
+    w[1] = w[2] = 0.0f;
+    return;
+  }
+  w[1] = (d11 * d20 - d01 * d21) / denom;
+  w[2] = (d00 * d21 - d01 * d20) / denom;
+  w[0] = 1.0f - w[1] - w[2];
+}
+
 class TriangleIndex {
  public:
   /// What kernels hold (by value).
@@ -77,10 +111,14 @@ class TriangleIndex {
     float reach = 0.0f;
     Span<const float> corners;           ///< 9 floats per triangle: a, b, c
     Span<const float> normals;           ///< 3 floats per triangle (unit)
+    Span<const std::int32_t> faces;      ///< 3 vertex indices per triangle (the mesh's)
     Span<const std::int32_t> bin_start;  ///< bins + 1 entries
     Span<const std::int32_t> bin_triangles;
 
     /// The closest point of the mesh to (x, y, z) if one lies within the reach (hit.triangle >= 0).
+    /// Visits shells of bins around the point's bin (Chebyshev radius 0, 1, ...) and stops when the best
+    /// distance found is no larger than the gap between the point and the unvisited bins, or that gap
+    /// exceeds the reach.
     TISSUE_HD SurfaceHit closest(float x, float y, float z) const {
       SurfaceHit hit;
       const float p[3] = {x, y, z};
@@ -90,27 +128,88 @@ class TriangleIndex {
         if (!(f >= 0.0f && f < static_cast<float>(n[k]))) return hit;  // outside: nothing within reach
         cell[k] = static_cast<int>(f);
       }
-      const std::size_t b = (static_cast<std::size_t>(cell[2]) * static_cast<std::size_t>(n[1]) +
-                             static_cast<std::size_t>(cell[1])) *
-                                static_cast<std::size_t>(n[0]) +
-                            static_cast<std::size_t>(cell[0]);
       float best2 = reach * reach;
-      for (std::int32_t s = bin_start[b]; s < bin_start[b + 1]; ++s) {
-        const auto t = static_cast<std::size_t>(bin_triangles[static_cast<std::size_t>(s)]);
-        const float* v = corners.data() + 9 * t;
-        float q[3];
-        const bool on_face = closest_point_on_triangle(p, v, v + 3, v + 6, q);
-        const float dx = p[0] - q[0], dy = p[1] - q[1], dz = p[2] - q[2];
-        const float d2 = dx * dx + dy * dy + dz * dz;
-        if (d2 > best2 || (d2 == best2 && hit.triangle >= 0)) continue;
-        best2 = d2;
-        hit.triangle = static_cast<std::int32_t>(t);
-        hit.on_face = on_face;
-        for (int k = 0; k < 3; ++k) {
-          hit.point[k] = q[k];
-          hit.normal[k] = normals[3 * t + static_cast<std::size_t>(k)];
+      const float width = 1.0f / inv_width[0];
+      const int max_shell = n[0] > n[1] ? (n[0] > n[2] ? n[0] : n[2]) : (n[1] > n[2] ? n[1] : n[2]);
+      for (int r = 0; r < max_shell; ++r) {
+        for (int iz = cell[2] - r; iz <= cell[2] + r; ++iz) {
+          if (iz < 0 || iz >= n[2]) continue;
+          const bool z_face = iz == cell[2] - r || iz == cell[2] + r;
+          for (int iy = cell[1] - r; iy <= cell[1] + r; ++iy) {
+            if (iy < 0 || iy >= n[1]) continue;
+            const bool yz_face = z_face || iy == cell[1] - r || iy == cell[1] + r;
+            // inside the shell's box only its faces are new: step across the interior in x
+            const int step = yz_face ? 1 : (r > 0 ? 2 * r : 1);
+            for (int ix = cell[0] - r; ix <= cell[0] + r; ix += step) {
+              if (ix < 0 || ix >= n[0]) continue;
+              // skip a bin farther from p than the best so far
+              const int idx[3] = {ix, iy, iz};
+              float d2 = 0.0f;
+              for (int k = 0; k < 3; ++k) {
+                const float lo = origin[k] + static_cast<float>(idx[k]) * width;
+                const float d = p[k] < lo ? lo - p[k] : (p[k] > lo + width ? p[k] - lo - width : 0.0f);
+                d2 += d * d;
+              }
+              if (d2 > best2) continue;
+              const std::size_t b = (static_cast<std::size_t>(iz) * static_cast<std::size_t>(n[1]) +
+                                     static_cast<std::size_t>(iy)) *
+                                        static_cast<std::size_t>(n[0]) +
+                                    static_cast<std::size_t>(ix);
+              for (std::int32_t s = bin_start[b]; s < bin_start[b + 1]; ++s)
+                test(p, bin_triangles[static_cast<std::size_t>(s)], best2, hit);
+            }
+          }
         }
+        // distance from p to the bins not yet visited
+        float gap = reach + 1.0f;
+        for (int k = 0; k < 3; ++k) {
+          const float lo = p[k] - (origin[k] + static_cast<float>(cell[k] - r) * width);
+          const float hi = origin[k] + static_cast<float>(cell[k] + r + 1) * width - p[k];
+          if (cell[k] - r > 0) gap = lo < gap ? lo : gap;
+          if (cell[k] + r + 1 < n[k]) gap = hi < gap ? hi : gap;
+        }
+        if (gap > reach || (hit.triangle >= 0 && best2 <= gap * gap)) break;
       }
+      if (hit.triangle >= 0) hit.distance = math::sqrt(best2);
+      return hit;
+    }
+
+    /// Tests triangle t against the best so far (ties keep the lower index, whatever the visiting order).
+    TISSUE_HD void test(const float p[3], std::int32_t t, float& best2, SurfaceHit& hit) const {
+      const auto tu = static_cast<std::size_t>(t);
+      const float* v = corners.data() + 9 * tu;
+      float box2 = 0.0f;  // distance to the triangle's bounding box: a cheap lower bound
+      for (int k = 0; k < 3; ++k) {
+        const float lo = math::min(v[k], math::min(v[3 + k], v[6 + k]));
+        const float hi = math::max(v[k], math::max(v[3 + k], v[6 + k]));
+        const float d = p[k] < lo ? lo - p[k] : (p[k] > hi ? p[k] - hi : 0.0f);
+        box2 += d * d;
+      }
+      if (box2 > best2) return;
+      float q[3];
+      const bool on_face = closest_point_on_triangle(p, v, v + 3, v + 6, q);
+      const float d2 =
+          (p[0] - q[0]) * (p[0] - q[0]) + (p[1] - q[1]) * (p[1] - q[1]) + (p[2] - q[2]) * (p[2] - q[2]);
+      const bool better = hit.triangle < 0 ? d2 <= best2 : (d2 < best2 || (d2 == best2 && t < hit.triangle));
+      if (!better) return;
+      best2 = d2;
+      hit.triangle = t;
+      hit.on_face = on_face;
+      for (int k = 0; k < 3; ++k) {
+        hit.point[k] = q[k];
+        hit.normal[k] = normals[3 * tu + static_cast<std::size_t>(k)];
+      }
+    }
+
+    /// The closest point of the whole mesh: closest() within the reach, else every triangle is tested
+    /// (O(triangles): for occasional host-side queries of far points, e.g. summaries).
+    TISSUE_HD SurfaceHit closest_anywhere(float x, float y, float z) const {
+      SurfaceHit hit = closest(x, y, z);
+      if (hit.triangle >= 0) return hit;
+      const float p[3] = {x, y, z};
+      float best2 = 3.0e38f;
+      const std::size_t triangles = normals.size() / 3;
+      for (std::size_t t = 0; t < triangles; ++t) test(p, static_cast<std::int32_t>(t), best2, hit);
       if (hit.triangle >= 0) hit.distance = math::sqrt(best2);
       return hit;
     }
@@ -119,7 +218,11 @@ class TriangleIndex {
   /// Indexes `mesh` (a valid mesh, mesh::validate) for queries up to `reach` from it [length].
   /// @throws std::invalid_argument when reach <= 0 or the mesh has no faces.
   void build(const mesh::TriangleMesh& mesh, float reach);
+  /// The index on the active backend (for kernels).
   View view() const { return view_; }
+  /// The same index in host memory (for CPU hooks and summaries on either backend).
+  View host_view() const;
+  float reach() const { return view_.reach; }
   std::size_t bin_count() const;
   /// Mean number of triangles listed per non-empty bin (what a query tests).
   double mean_triangles_per_bin() const { return mean_per_bin_; }
@@ -127,7 +230,9 @@ class TriangleIndex {
  private:
   View view_;
   DeviceBuffer<float> corners_, normals_;
-  DeviceBuffer<std::int32_t> bin_start_, bin_triangles_;
+  DeviceBuffer<std::int32_t> bin_start_, bin_triangles_, faces_;
+  std::vector<float> host_corners_, host_normals_;
+  std::vector<std::int32_t> host_bin_start_, host_bin_triangles_, host_faces_;
   double mean_per_bin_ = 0.0;
 };
 

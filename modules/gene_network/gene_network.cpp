@@ -43,12 +43,23 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
   return p;
 }
 
+void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* membrane) {
+  AdhesionInput input{
+      w.x.span(),       w.y.span(),       w.z.span(),         w.type.span(), w.first.span(), w.count.span(),
+      kAdhesiveElement, w.species.span(), w.cells.capacity(), row,           false,          {}};
+  if (membrane) {
+    input.membrane_on = true;
+    input.membrane = membrane->view();
+  }
+  exec::parallel_for(w.cells.size(), input);
+}
+
 GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
 std::vector<std::string> GeneNetworkSystem::reads() const {
-  std::vector<std::string> r{"elements.z", "elements.type", "cells.first", "cells.count",
-                             "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
+  std::vector<std::string> r{"elements.x",  "elements.y", "elements.z", "elements.type", "cells.first",
+                             "cells.count", "cells.cx",   "cells.cy",   "cells.cz",      "cells.species"};
   if (!params_.tgf_beta_field.empty()) r.push_back("cells." + params_.tgf_beta_field);
   return r;
 }
@@ -61,8 +72,7 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
-  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(),
-                                      kAdhesiveElement, species, stride, kAdhesion});
+  compute_adhesion_input(w, kAdhesion, membrane_.get());
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());

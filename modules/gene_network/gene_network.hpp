@@ -4,6 +4,7 @@
 /// of the seed where it is ambiguous: modules/gene_network/README.md.
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,10 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& table);
 
 /// System "gene_network": A from geometry, then one RK2 (midpoint) step of every cell's network, with
 /// the neighbour means evaluated at each stage. Needs current cell centres (run after cell_centres).
+/// Sets species row `row` of every cell to its adhesion input A (AdhesionInput): heights above the plane
+/// z = 0, or above `membrane` when not null (a membrane mesh's index, e.g. a curved substrate).
+void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* membrane);
+
 class GeneNetworkSystem final : public System {
  public:
   explicit GeneNetworkSystem(const GeneNetworkParams& params);
@@ -55,9 +60,12 @@ class GeneNetworkSystem final : public System {
   std::vector<std::string> writes() const override;
   void run(World& world, const StepContext& ctx) override;
   const GeneNetworkParams& params() const { return params_; }
+  /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).
+  void set_membrane(std::shared_ptr<const TriangleIndex> membrane) { membrane_ = std::move(membrane); }
 
  private:
   GeneNetworkParams params_;
+  std::shared_ptr<const TriangleIndex> membrane_;
   Rates<float> rates_;
   CellList bins_;
   DeviceBuffer<float> mid_;

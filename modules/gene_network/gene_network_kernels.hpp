@@ -11,7 +11,7 @@
 ///   dO2/dt = -d_O O2 + H_vo(O1) H_go(G)
 ///   dO1/dt = -d_V O1 + H_ov(O2) H_av(A)
 ///   dM/dt  = -d_M M + H_om(O2)
-///   dA/dt  = 0 (A = sum of the z coordinates of the cell's adhesive elements, set every step)
+///   dA/dt  = 0 (A = sum of the heights of the cell's adhesive elements above the membrane, set every step)
 /// <X> is the mean of X over neighbouring cells (0 without neighbours), G the TGF-beta level: a constant,
 /// or each cell's sample of a diffusible TGF-beta field (GeneNetworkParams::tgf_beta_field).
 
@@ -21,6 +21,7 @@
 #include "engine/exec/math.hpp"
 #include "engine/exec/span.hpp"
 #include "engine/spatial/cell_list.hpp"
+#include "engine/spatial/triangle_index.hpp"
 
 namespace tissue::grn {
 
@@ -95,20 +96,32 @@ TISSUE_HD void gene_network_rhs(const Real* s, Real mean_notch, Real mean_delta,
   ds[kAdhesion] = Real(0);
 }
 
-/// A = sum of z over the cell's adhesive elements (the seed's basement-membrane "molecule"), written to
-/// species row `row` (kAdhesion for the built-in network, after the species of a scenario-defined one).
+/// A = sum over the cell's adhesive elements of their height above the basement membrane (the seed's
+/// membrane "molecule"): z for the plane z = 0, the signed distance to a membrane mesh when
+/// `membrane_on` (an element farther than the index's reach counts as the reach). Written to species row
+/// `row` (kAdhesion for the built-in network, after the species of a scenario-defined one).
 struct AdhesionInput {
-  Span<const float> z;
+  Span<const float> x, y, z;
   Span<const std::int32_t> type, first, count;
   std::int32_t adhesive_type;
   Span<float> species;
   std::size_t stride;  ///< species-major stride = cells capacity
   std::size_t row;
+  bool membrane_on = false;
+  TriangleIndex::View membrane;
   TISSUE_HD void operator()(std::size_t c) const {
     float sum = 0.0f;
     const std::int32_t begin = first[c];
-    for (std::int32_t k = begin; k < begin + count[c]; ++k)
-      if (type[static_cast<std::size_t>(k)] == adhesive_type) sum += z[static_cast<std::size_t>(k)];
+    for (std::int32_t k = begin; k < begin + count[c]; ++k) {
+      const auto e = static_cast<std::size_t>(k);
+      if (type[e] != adhesive_type) continue;
+      if (!membrane_on) {
+        sum += z[e];
+        continue;
+      }
+      const SurfaceHit hit = membrane.closest(x[e], y[e], z[e]);
+      sum += hit.triangle >= 0 ? signed_distance(hit, x[e], y[e], z[e]) : membrane.reach;
+    }
     species[row * stride + c] = sum;
   }
 };

@@ -2,7 +2,7 @@
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/parallel_for.hpp"
-#include "modules/gene_network/gene_network_kernels.hpp"
+#include "modules/gene_network/gene_network.hpp"
 
 #if defined(TISSUE_BACKEND_CUDA)
 #include "cuda/runtime_kernel.hpp"
@@ -72,8 +72,8 @@ UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec) : spec_(std::move(spe
 UserNetworkSystem::~UserNetworkSystem() = default;
 
 std::vector<std::string> UserNetworkSystem::reads() const {
-  std::vector<std::string> r{"elements.z", "elements.type", "cells.first", "cells.count",
-                             "cells.cx",   "cells.cy",      "cells.cz",    "cells.species"};
+  std::vector<std::string> r{"elements.x",  "elements.y", "elements.z", "elements.type", "cells.first",
+                             "cells.count", "cells.cx",   "cells.cy",   "cells.cz",      "cells.species"};
   for (const auto& f : spec_.fields) r.push_back("cells." + f);
   return r;
 }
@@ -123,8 +123,7 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
-  exec::parallel_for(n, AdhesionInput{w.z.span(), w.type.span(), w.first.span(), w.count.span(),
-                                      kAdhesiveElement, species, stride, spec_.species.size()});
+  compute_adhesion_input(w, spec_.species.size(), membrane_.get());
   if (!spec_.mean_species.empty()) {
     const auto d = static_cast<float>(spec_.neighbour_distance);
     bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);

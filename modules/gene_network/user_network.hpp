@@ -12,6 +12,7 @@
 #include "engine/exec/device_buffer.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/spatial/cell_list.hpp"
+#include "engine/spatial/triangle_index.hpp"
 #include "modules/gene_network/network_expressions.hpp"
 
 namespace tissue::cuda {
@@ -35,6 +36,8 @@ class UserNetworkSystem final : public System {
   std::vector<std::string> writes() const override;
   void run(World& world, const StepContext& ctx) override;
   const UserNetworkSpec& spec() const { return spec_; }
+  /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).
+  void set_membrane(std::shared_ptr<const TriangleIndex> membrane) { membrane_ = std::move(membrane); }
 
  private:
   /// out = max(0, base + h f(eval)) for the first n cells; flags updated when not empty.
@@ -42,6 +45,7 @@ class UserNetworkSystem final : public System {
              Span<std::uint32_t> flags);
 
   UserNetworkSpec spec_;
+  std::shared_ptr<const TriangleIndex> membrane_;
   CellList bins_;
   DeviceBuffer<float> mid_, means_;
   std::vector<const float*> field_columns_;     ///< the sampled fields' columns, looked up per stage

@@ -11,6 +11,8 @@
 
 namespace tissue::lifecycle {
 
+static_assert(grn::kDelta == kDefaultDeltaSpecies, "LifecycleParams::delta_species defaults to grn::kDelta");
+
 LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
   LifecycleParams p;
   p.growth_interval =
@@ -18,6 +20,10 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
   p.division_elements =
       static_cast<int>(t.integer("division_elements", p.division_elements, io::Range::closed(2, 100000)));
   p.delta_threshold = t.number("delta_threshold", p.delta_threshold, io::Range::non_negative());
+  p.gate = t.string("gate", "");
+  p.gate_threshold = t.number("gate_threshold", 0.0);
+  if (t.has("gate_threshold") && p.gate.empty())
+    t.fail("gate_threshold", "needs lifecycle.gate (a cell column)");
   return p;
 }
 
@@ -48,7 +54,7 @@ Vec principal_axis(const std::array<Vec, 3>& m) {
 
 }  // namespace
 
-std::int32_t divide_cell(World& w, std::int32_t c) {
+std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane) {
   const auto cu = static_cast<std::size_t>(c);
   const auto first = static_cast<std::size_t>(w.first.host(cu));
   const auto n = static_cast<std::size_t>(w.count.host(cu));
@@ -63,6 +69,10 @@ std::int32_t divide_cell(World& w, std::int32_t c) {
     adhesive = adhesive || w.type.host(e) == kAdhesiveElement;
   }
   Vec axis{0.0, 0.0, 1.0};
+  if (adhesive && membrane) {
+    const SurfaceHit hit = membrane->closest_anywhere(centre.x, centre.y, centre.z);
+    if (hit.triangle >= 0) axis = {hit.normal[0], hit.normal[1], hit.normal[2]};
+  }
   if (!adhesive) {
     std::array<Vec, 3> cov{};
     for (const auto& v : d)
@@ -99,12 +109,11 @@ std::int32_t divide_cell(World& w, std::int32_t c) {
   return daughter;
 }
 
-static_assert(grn::kDelta == LifecycleParams{}.delta_species,
-              "LifecycleParams::delta_species defaults to grn::kDelta");
-
 void grow_and_divide(World& w, const LifecycleParams& p) {
   const std::size_t n = w.cells.size();
   const bool has_delta = p.delta_species >= 0 && w.species_count() > p.delta_species;
+  const std::vector<float>* gate = p.gate.empty() ? nullptr : &w.cells.column<float>(p.gate).host_data();
+  const auto gate_threshold = static_cast<float>(p.gate_threshold);
   const float* x = w.x.host_data().data();
   const float* y = w.y.host_data().data();
   const float* z = w.z.host_data().data();
@@ -113,7 +122,8 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
     new_count[c] = w.count.host(c);
     w.flags.host(c) &= ~cell_flags::growing;
     const bool grows =
-        !has_delta || w.species.host(c, p.delta_species) < static_cast<float>(p.delta_threshold);
+        (!has_delta || w.species.host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
+        (!gate || (*gate)[c] > gate_threshold);
     if (!grows) continue;
     const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
     w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z, 0);
@@ -128,7 +138,14 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   if (!divides) return;
   w.compact_host();  // contiguous element ranges again, now including the new elements
   for (std::size_t c = 0; c < n; ++c)
-    if (w.count.host(c) >= p.division_elements) divide_cell(w, static_cast<std::int32_t>(c));
+    if (w.count.host(c) >= p.division_elements) {
+      if (p.membrane) {
+        const TriangleIndex::View membrane = p.membrane->host_view();
+        divide_cell(w, static_cast<std::int32_t>(c), &membrane);
+      } else {
+        divide_cell(w, static_cast<std::int32_t>(c));
+      }
+    }
 }
 
 }  // namespace tissue::lifecycle

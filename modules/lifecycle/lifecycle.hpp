@@ -3,16 +3,25 @@
 /// Cell growth and division as a CPU hook (Christley et al. 2010, "Cell Growth and Division").
 ///
 /// Every `growth_interval` steps each cell whose Delta is below `delta_threshold` (the basal state)
-/// gains one element at its centre. A cell that reaches `division_elements` elements divides into two
-/// halves: a cell with adhesive elements keeps all of them and its lowest other elements (the mother's id
-/// stays with this attached daughter), the rest becomes a new cell without adhesive elements; a cell
-/// without them splits across its longest axis. Both daughters get half of every species.
+/// gains one element at its centre; with a gate, only cells whose gate column (e.g. a membrane field
+/// sampled by the cell, modules/coupling) exceeds its threshold grow. A cell that reaches
+/// `division_elements` elements divides into two halves: a cell with adhesive elements keeps all of them
+/// and its lowest other elements (along z, or along the membrane normal below it on a curved membrane; the
+/// mother's id stays with this attached daughter), the rest becomes a new cell without adhesive elements;
+/// a cell without them splits across its longest axis. Both daughters get half of every species.
+
+#include <memory>
+#include <string>
 
 #include "engine/core/world.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "engine/spatial/triangle_index.hpp"
 
 namespace tissue::lifecycle {
+
+/// Row of Delta in the built-in gene network (grn::kDelta; checked in lifecycle.cpp).
+inline constexpr int kDefaultDeltaSpecies = 1;
 
 struct LifecycleParams {
   int growth_interval = 2000;      ///< steps between growth events (seed: 2000)
@@ -20,7 +29,13 @@ struct LifecycleParams {
   double delta_threshold = 140.0;  ///< grow while Delta < threshold [concentration] (seed: unstated; README)
   /// Row of Delta in the cells' species column: 1 (grn::kDelta) for the built-in network, set by the model
   /// for a scenario-defined one; a world with fewer species rows lets every cell grow.
-  int delta_species = 1;
+  int delta_species = kDefaultDeltaSpecies;
+  /// Proliferation gate: the name of a float cell column; a cell grows only while its value exceeds
+  /// gate_threshold ("" = no gate; the model checks that the column exists).
+  std::string gate;
+  double gate_threshold = 0.0;
+  /// The membrane mesh (set by the model; null: the plane z = 0): "lowest" means nearest to it.
+  std::shared_ptr<const TriangleIndex> membrane;
 };
 
 /// Reads [lifecycle] (see docs/scenarios.md). @throws InputError on invalid values.
@@ -30,8 +45,9 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& table);
 void grow_and_divide(World& world, const LifecycleParams& params);
 
 /// Splits cell `c` (contiguous elements after compact_host) into two; returns the new cell's index.
-/// A cell with adhesive elements keeps all of them plus its lowest other elements up to half; the new
-/// cell gets the rest, as non-adhesive elements. A cell without splits across its principal axis.
-std::int32_t divide_cell(World& world, std::int32_t c);
+/// A cell with adhesive elements keeps all of them plus its lowest other elements up to half (along z, or
+/// along the normal of the closest triangle of `membrane`, a host view, when not null); the new cell gets
+/// the rest, as non-adhesive elements. A cell without splits across its principal axis.
+std::int32_t divide_cell(World& world, std::int32_t c, const TriangleIndex::View* membrane = nullptr);
 
 }  // namespace tissue::lifecycle

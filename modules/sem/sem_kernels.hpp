@@ -110,12 +110,10 @@ TISSUE_HD inline math::Vec3<float> substrate_adhesion(float px, float py, float 
   const SurfaceHit hit = mesh.closest(px, py, pz);
   if (hit.triangle < 0) return f;
   const float dx = px - hit.point[0], dy = py - hit.point[1], dz = pz - hit.point[2];
-  const float side = dx * hit.normal[0] + dy * hit.normal[1] + dz * hit.normal[2];
-  float r = side, ux = hit.normal[0], uy = hit.normal[1], uz = hit.normal[2];
+  const float r = signed_distance(hit, px, py, pz);
+  float ux = hit.normal[0], uy = hit.normal[1], uz = hit.normal[2];
   if (!hit.on_face && hit.distance > 1e-6f) {
-    const float sign = side < 0.0f ? -1.0f : 1.0f;
-    const float inv = sign / hit.distance;
-    r = sign * hit.distance;
+    const float inv = (r < 0.0f ? -1.0f : 1.0f) / hit.distance;
     ux = dx * inv;
     uy = dy * inv;
     uz = dz * inv;

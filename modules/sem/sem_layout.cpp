@@ -4,8 +4,10 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
+#include "engine/mesh/mesh_operators.hpp"
 #include "engine/util/random.hpp"
 
 namespace tissue::sem {
@@ -27,7 +29,8 @@ MonolayerParams read_monolayer_params(const io::ScenarioTable& t) {
   return p;
 }
 
-std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive) {
+std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive,
+                           const std::array<float, 3>& up) {
   const std::int32_t c = w.add_cell_host();
   const auto id = static_cast<std::uint64_t>(w.cell_id.host(static_cast<std::size_t>(c)));
   std::vector<float> px(static_cast<std::size_t>(n)), py(px.size()), pz(px.size());
@@ -43,9 +46,11 @@ std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float 
   }
   std::vector<int> order(px.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return pz[static_cast<std::size_t>(a)] < pz[static_cast<std::size_t>(b)];
-  });
+  const auto height = [&](int k) {
+    const auto i = static_cast<std::size_t>(k);
+    return up[0] * (px[i] - cx) + up[1] * (py[i] - cy) + up[2] * (pz[i] - cz);
+  };
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return height(a) < height(b); });
   std::vector<std::int32_t> type(px.size(), 0);
   for (int k = 0; k < std::min(adhesive, n); ++k)
     type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
@@ -65,6 +70,67 @@ void seed_monolayer(World& w, const MonolayerParams& p) {
       add_ball_cell(w, (static_cast<float>(i) + 0.5f) * spacing, (static_cast<float>(j) + 0.5f) * spacing,
                     radius, p.elements_per_cell, radius, p.adhesive_elements);
   w.commit();
+}
+
+MembraneLayoutParams read_membrane_layout_params(const io::ScenarioTable& t) {
+  MembraneLayoutParams p;
+  t.string("layout", "membrane", {"membrane"});
+  p.elements_per_cell =
+      static_cast<int>(t.integer("elements_per_cell", p.elements_per_cell, io::Range::closed(1, 10000)));
+  p.adhesive_elements =
+      static_cast<int>(t.integer("adhesive_elements", p.adhesive_elements, io::Range::non_negative()));
+  if (p.adhesive_elements > p.elements_per_cell)
+    t.fail("adhesive_elements",
+           "must not exceed elements_per_cell (" + std::to_string(p.elements_per_cell) + ")");
+  p.spacing = t.number("spacing", p.spacing, io::Range::positive());
+  p.cell_radius = t.number("cell_radius", p.cell_radius, io::Range::positive());
+  p.max_cells = static_cast<std::size_t>(t.integer("max_cells", 0, io::Range::closed(0, 1e8)));
+  return p;
+}
+
+std::size_t seed_on_membrane(World& w, const mesh::TriangleMesh& m, const MembraneLayoutParams& p) {
+  if (w.cells.size() != 0) throw std::logic_error("seed_on_membrane needs an empty world");
+  const auto normals = mesh::vertex_normals(m);
+  // greedy Poisson-disk subset of the vertices, with a hash grid of the kept ones (cells of the spacing)
+  const double s = p.spacing, s2 = s * s;
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> grid;
+  const auto key = [](std::int64_t i, std::int64_t j, std::int64_t k) {
+    return (i * 73856093) ^ (j * 19349663) ^ (k * 83492791);
+  };
+  const auto cell_of = [&](double v) { return static_cast<std::int64_t>(std::floor(v / s)); };
+  std::vector<std::size_t> kept;
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    if (p.max_cells > 0 && kept.size() >= p.max_cells) break;
+    const std::int64_t i = cell_of(m.x[v]), j = cell_of(m.y[v]), k = cell_of(m.z[v]);
+    bool free = true;
+    for (std::int64_t a = i - 1; a <= i + 1 && free; ++a)
+      for (std::int64_t b = j - 1; b <= j + 1 && free; ++b)
+        for (std::int64_t c = k - 1; c <= k + 1 && free; ++c) {
+          const auto it = grid.find(key(a, b, c));
+          if (it == grid.end()) continue;
+          for (std::size_t u : it->second) {
+            const double dx = m.x[u] - m.x[v], dy = m.y[u] - m.y[v], dz = m.z[u] - m.z[v];
+            if (dx * dx + dy * dy + dz * dz < s2) {
+              free = false;
+              break;
+            }
+          }
+        }
+    if (!free) continue;
+    kept.push_back(v);
+    grid[key(i, j, k)].push_back(v);
+  }
+  w.cells.reserve(kept.size());
+  w.elements.reserve(kept.size() * static_cast<std::size_t>(p.elements_per_cell));
+  const auto r = static_cast<float>(p.cell_radius);
+  for (std::size_t v : kept) {
+    const std::array<float, 3> up{static_cast<float>(normals[v][0]), static_cast<float>(normals[v][1]),
+                                  static_cast<float>(normals[v][2])};
+    add_ball_cell(w, static_cast<float>(m.x[v]) + r * up[0], static_cast<float>(m.y[v]) + r * up[1],
+                  static_cast<float>(m.z[v]) + r * up[2], p.elements_per_cell, r, p.adhesive_elements, up);
+  }
+  w.commit();
+  return kept.size();
 }
 
 }  // namespace tissue::sem

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <sstream>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/block_for.hpp"
@@ -363,6 +364,21 @@ template <class Real>
 SurfaceRdSystem<Real>::SurfaceRdSystem(const SurfaceRdParams& params, SurfaceField<Real>& field,
                                        std::shared_ptr<const MeshOperators<Real>> operators)
     : params_(params), field_(field), ops_(std::move(operators)) {}
+
+template <class Real>
+void SurfaceRdSystem<Real>::check_step_length(double h) const {
+  const double step = h / params_.steps_per_launch;
+  const double limit = (params_.integrator == Integrator::rk4 ? 2.785 : 2.0) /
+                       (params_.max_diffusion() * ops_->spectral_radius_bound());
+  if (step <= limit) return;
+  std::ostringstream msg;
+  msg << "surface field " << field_.name() << ": the explicit step " << step
+      << " exceeds the stability bound " << limit
+      << " of the diffusion on its mesh (D_max = " << params_.max_diffusion()
+      << "); sub-cycle it with [schedule] " << name()
+      << " = { substeps = " << static_cast<long long>(std::ceil(step / limit)) << " }";
+  throw InputError(msg.str());
+}
 
 template <class Real>
 void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {

@@ -126,6 +126,10 @@ class SurfaceRdSystem final : public System {
   std::vector<std::string> reads() const override { return {"surface." + field_.name()}; }
   std::vector<std::string> writes() const override { return {"surface." + field_.name()}; }
   void run(World& world, const StepContext& ctx) override;
+  /// Refuses explicit steps (h / steps_per_launch) above the stability bound of the diffusion on the mesh,
+  /// 2 / (D_max rho) for Euler and 2.785 / (D_max rho) for RK4 (rho: MeshOperators::spectral_radius_bound).
+  /// @throws InputError naming the bound and the sub-cycling that meets it.
+  void check_step_length(double h) const override;
 
   /// max over vertices and species of |du/dt| in the last step (the seed's convergence measure), or the
   /// mean rate over the last call where its steps are one launch (`patches`) or RK4 with several steps per

@@ -58,6 +58,8 @@ class SurfaceWriter final : public SnapshotWriter {
 /// positions and connectivity on the host (~150), operators and the double-buffered fields on the device.
 constexpr double kBytesPerVertex = 600.0;
 
+}  // namespace
+
 /// Mean edge length of a mesh [length].
 double mean_edge_length(const mesh::TriangleMesh& m, const mesh::MeshTopology& t) {
   double sum = 0.0;
@@ -72,8 +74,7 @@ double mean_edge_length(const mesh::TriangleMesh& m, const mesh::MeshTopology& t
   return sum / static_cast<double>(t.edges);
 }
 
-/// The mesh a scenario names: [mesh] file (relative to the scenario file) or generate.
-mesh::TriangleMesh read_mesh(const io::ScenarioTable& t, const ModelSettings& settings) {
+mesh::TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const ModelSettings& settings) {
   const bool has_file = t.has("file");
   const std::string generate =
       t.string("generate", has_file ? "" : "rectangle", {"", "rectangle", "icosphere", "uv_sphere"});
@@ -127,6 +128,64 @@ mesh::TriangleMesh read_mesh(const io::ScenarioTable& t, const ModelSettings& se
 }
 
 template <class Real>
+std::unique_ptr<SnapshotWriter> make_surface_writer(const fs::path& dir, SurfaceField<Real>& field) {
+  return std::make_unique<SurfaceWriter<Real>>(dir, field);
+}
+template std::unique_ptr<SnapshotWriter> make_surface_writer<float>(const fs::path&, SurfaceField<float>&);
+template std::unique_ptr<SnapshotWriter> make_surface_writer<double>(const fs::path&, SurfaceField<double>&);
+
+SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::ScenarioTable& models,
+                                       InitialState& init) {
+  SurfaceRdParams p;
+  p.model = rd.string("model", "chemotaxis", {"chemotaxis", "reaction"}) == "chemotaxis"
+                ? ModelKind::chemotaxis
+                : ModelKind::reaction;
+  p.integrator =
+      rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
+  const std::string kernel =
+      rd.string("kernel", "stencil", {"stencil", "patches", "fused", "baseline", "ring", "ring_weights"});
+  p.path = kernel_path(kernel);
+  p.patch_vertices =
+      static_cast<std::size_t>(rd.integer("patch_vertices", 256, io::Range::closed(32, 16384)));
+  if (p.path == KernelPath::patches && p.integrator == Integrator::rk4)
+    rd.fail("kernel", "the patches kernel does explicit Euler steps only (integrator = \"euler\")");
+  init = InitialState{};
+  if (p.model == ModelKind::chemotaxis) {
+    const auto c = models.table("chemotaxis");
+    p.chemotaxis.D = c.number("D", p.chemotaxis.D, io::Range::positive());
+    p.chemotaxis.r = c.number("r", p.chemotaxis.r, io::Range::non_negative());
+    p.chemotaxis.alpha = c.number("alpha", p.chemotaxis.alpha, io::Range::non_negative());
+    p.chemotaxis.s = c.number("s", p.chemotaxis.s, io::Range::positive());
+    p.chemotaxis.N = c.number("N", p.chemotaxis.N, io::Range::positive());
+    init.a = p.chemotaxis.N;  // the seed's uniform state f_n = N, f_c = N / (1 + N)
+    init.b = p.chemotaxis.N / (1.0 + p.chemotaxis.N);
+    init.noise = 0.01;
+  } else {
+    p.reaction = reactions::read_reaction(models.table("reaction"));
+    init.a = 1.0;
+    init.b = 0.0;
+  }
+  return p;
+}
+
+void read_initial_state(const io::ScenarioTable& it, std::size_t vertices, InitialState& init) {
+  init.a = it.number("a", init.a);
+  init.b = it.number("b", init.b);
+  init.noise = it.number("noise", init.noise, io::Range::non_negative());
+  init.patch_radius = it.number("patch_radius", 0.0, io::Range::non_negative());
+  init.patch_vertex = it.integer("patch_vertex", 0, io::Range::closed(0, static_cast<double>(vertices - 1)));
+  init.patch_a = it.number("patch_a", 0.5);
+  init.patch_b = it.number("patch_b", 0.25);
+}
+
+std::vector<std::string> species_names(const SurfaceRdParams& params) {
+  return params.model == ModelKind::chemotaxis ? std::vector<std::string>{"fn", "fc"}
+                                               : std::vector<std::string>{"a", "b"};
+}
+
+namespace {
+
+template <class Real>
 std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh> m,
                                         const mesh::MeshTopology& topology, const SurfaceRdParams& params,
                                         const InitialState& init, double dt, double converge,
@@ -136,10 +195,7 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
   sim->world = std::make_unique<World>(Box{}, 0);
   World& w = *sim->world;
   w.seed = settings.seed;
-  const std::vector<std::string> names = params.model == ModelKind::chemotaxis
-                                             ? std::vector<std::string>{"fn", "fc"}
-                                             : std::vector<std::string>{"a", "b"};
-  auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, names));
+  auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, species_names(params)));
   apply_initial_state(field, init, settings.seed);
   PatchSettings patches;
   if (params.path == KernelPath::patches) patches = {params.steps_per_launch, params.patch_vertices};
@@ -149,7 +205,7 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
   sim->schedule.add(std::move(system), params.steps_per_launch);
   sim->dt = dt;
   sim->make_writer = [&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
-    return std::make_unique<SurfaceWriter<Real>>(dir, field);
+    return make_surface_writer(dir, field);
   };
   sim->check = [&field](World& world) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
@@ -214,7 +270,7 @@ template void apply_initial_state<float>(SurfaceField<float>&, const InitialStat
 template void apply_initial_state<double>(SurfaceField<double>&, const InitialState&, std::uint64_t);
 
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
-  auto m = std::make_shared<mesh::TriangleMesh>(read_mesh(root.table("mesh"), settings));
+  auto m = std::make_shared<mesh::TriangleMesh>(read_scenario_mesh(root.table("mesh"), settings));
   mesh::MeshTopology topology;
   try {
     topology = mesh::build_topology(*m, "mesh");
@@ -222,52 +278,17 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     root.table("mesh").fail("", e.what());
   }
 
-  SurfaceRdParams p;
   const auto rd = root.table("surface_rd");
-  p.model = rd.string("model", "chemotaxis", {"chemotaxis", "reaction"}) == "chemotaxis"
-                ? ModelKind::chemotaxis
-                : ModelKind::reaction;
-  p.integrator =
-      rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
-  const std::string kernel =
-      rd.string("kernel", "stencil", {"stencil", "patches", "fused", "baseline", "ring", "ring_weights"});
-  p.path = kernel_path(kernel);
+  InitialState init;
+  SurfaceRdParams p = read_surface_rd_params(rd, root, init);
   p.steps_per_launch = static_cast<int>(rd.integer("steps_per_launch", 1, io::Range::closed(1, 16)));
   if (settings.steps % p.steps_per_launch != 0)
     rd.fail("steps_per_launch", "must divide simulation.steps (" + std::to_string(settings.steps) + ")");
   if (settings.output_every % p.steps_per_launch != 0)
     rd.fail("steps_per_launch", "must divide output.every (" + std::to_string(settings.output_every) + ")");
-  p.patch_vertices =
-      static_cast<std::size_t>(rd.integer("patch_vertices", 256, io::Range::closed(32, 16384)));
-  if (p.path == KernelPath::patches && p.integrator == Integrator::rk4)
-    rd.fail("kernel", "the patches kernel does explicit Euler steps only (integrator = \"euler\")");
   const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
   const double converge = rd.number("converge", 0.0, io::Range::non_negative());
-  InitialState init;
-  if (p.model == ModelKind::chemotaxis) {
-    const auto c = root.table("chemotaxis");
-    p.chemotaxis.D = c.number("D", p.chemotaxis.D, io::Range::positive());
-    p.chemotaxis.r = c.number("r", p.chemotaxis.r, io::Range::non_negative());
-    p.chemotaxis.alpha = c.number("alpha", p.chemotaxis.alpha, io::Range::non_negative());
-    p.chemotaxis.s = c.number("s", p.chemotaxis.s, io::Range::positive());
-    p.chemotaxis.N = c.number("N", p.chemotaxis.N, io::Range::positive());
-    init.a = p.chemotaxis.N;  // the seed's uniform state f_n = N, f_c = N / (1 + N)
-    init.b = p.chemotaxis.N / (1.0 + p.chemotaxis.N);
-    init.noise = 0.01;
-  } else {
-    p.reaction = reactions::read_reaction(root.table("reaction"));
-    init.a = 1.0;
-    init.b = 0.0;
-  }
-  const auto it = root.table("initial");
-  init.a = it.number("a", init.a);
-  init.b = it.number("b", init.b);
-  init.noise = it.number("noise", init.noise, io::Range::non_negative());
-  init.patch_radius = it.number("patch_radius", 0.0, io::Range::non_negative());
-  init.patch_vertex =
-      it.integer("patch_vertex", 0, io::Range::closed(0, static_cast<double>(m->vertex_count() - 1)));
-  init.patch_a = it.number("patch_a", 0.5);
-  init.patch_b = it.number("patch_b", 0.25);
+  read_initial_state(root.table("initial"), m->vertex_count(), init);
 
   const double h = mean_edge_length(*m, topology);
   const double dt = settings.dt_given ? settings.dt : dt_factor * h * h;

@@ -5,7 +5,10 @@
 /// the SurfaceRdSystem (keys: docs/scenarios.md).
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
@@ -33,5 +36,34 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 /// Fills a field's host mirror with the initial state and uploads it.
 template <class Real>
 void apply_initial_state(SurfaceField<Real>& field, const InitialState& init, std::uint64_t seed);
+
+/// The mesh a scenario table names: `file` (an OBJ, relative to the scenario file) or `generate` =
+/// "rectangle" (nx, ny, lx, ly) | "icosphere" (subdivisions, radius) | "uv_sphere" (rings, segments,
+/// radius), then scaled by `scale`. @throws InputError (file:line:column) for a bad file or value, or a
+/// generated mesh too large for memory.
+mesh::TriangleMesh read_scenario_mesh(const io::ScenarioTable& table, const ModelSettings& settings);
+
+/// Mean edge length of a mesh [length].
+double mean_edge_length(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
+
+/// The model part of a surface RD table `rd` (model, integrator, kernel, patch_vertices) with the model's
+/// own table from `models` ([chemotaxis] or [reaction]); sets `init` to the model's default initial
+/// state (chemotaxis: the seed's uniform state with noise 0.01; reaction: a = 1, b = 0).
+/// steps_per_launch is left at 1. @throws InputError on invalid values.
+SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::ScenarioTable& models,
+                                       InitialState& init);
+
+/// Overrides `init` from an [initial]-like table (a, b, noise, patch_radius, patch_vertex, patch_a,
+/// patch_b) for a mesh of `vertices` vertices. @throws InputError on invalid values.
+void read_initial_state(const io::ScenarioTable& table, std::size_t vertices, InitialState& init);
+
+/// Species names of the model's field: {"fn", "fc"} (chemotaxis) or {"a", "b"} (reaction).
+std::vector<std::string> species_names(const SurfaceRdParams& params);
+
+/// ParaView output of a surface field: <field>_<step>.vtu (the mesh with one point array per species) and
+/// <field>.pvd in `dir`.
+template <class Real>
+std::unique_ptr<SnapshotWriter> make_surface_writer(const std::filesystem::path& dir,
+                                                    SurfaceField<Real>& field);
 
 }  // namespace tissue::surface_rd

@@ -16,7 +16,9 @@ TEST_CASE("layers count cells stacked on cells, across the periodic boundary too
   const std::vector<float> cx{1.0f, 1.0f, 1.0f, 1.45f, 0.55f, 5.95f, 0.05f, 3.0f};
   const std::vector<float> cy{1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 3.0f, 3.0f, 5.0f};
   const std::vector<float> cz{0.45f, 0.95f, 1.45f, 0.44f, 0.46f, 0.45f, 0.9f, 0.6f};
-  const auto layers = epidermis::stacking_layers(cx, cy, cz, box, width, height);
+  std::vector<epidermis::CellFrame> frames(cz.size());
+  for (std::size_t c = 0; c < cz.size(); ++c) frames[c].height = cz[c];
+  const auto layers = epidermis::stacking_layers(cx, cy, cz, frames, box, width, height);
   CHECK(layers == std::vector<int>{0, 1, 2, 0, 0, 0, 1, 0});  // the lone cell at z 0.6 rests on nothing
 }
 
@@ -35,5 +37,6 @@ TEST_CASE("the epidermis scenario builds a confluent adherent monolayer", "[epid
   CHECK(s.adherent == 20);
   CHECK(s.layers == 1);
   CHECK(s.cells_per_layer == std::vector<std::size_t>{20});
-  CHECK(sim->schedule.describe().find("hook lifecycle.grow_and_divide (every 2000 steps)") != std::string::npos);
+  CHECK(sim->schedule.describe().find("hook lifecycle.grow_and_divide (every 2000 steps)") !=
+        std::string::npos);
 }
