@@ -2,7 +2,9 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network]...
+#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network|membrane]...
+# membrane: scenarios/placodes.toml and scenarios/epidermis_spot.toml to 130000 steps (final snapshots in
+# membrane_runs.tar.gz).
 # user_network: the full epidermis with the built-in network and with the same network written in the
 # scenario (NVRTC), wall times and final tissues side by side.
 # tgfb: scenarios/epidermis_tgfb.toml to 130000 steps for each TGF-beta supply in TGFB_SUPPLY (default
@@ -116,6 +118,21 @@ if want user_network; then
     tail -5 "$OUT/un_$stem.log"
     summary+=("$stem: rc=$rc; $(grep -E '^cells|^layers|wall' "$OUT/un_$stem.log" | tr '\n' ' ')")
   done
+fi
+if want membrane; then
+  # tissues on membrane meshes: placodes (a membrane field gating proliferation) and the epidermis on spot
+  mkdir -p "$OUT/membrane_runs"
+  for stem in placodes epidermis_spot; do
+    rm -rf "/tmp/mb_$stem"
+    /usr/bin/time -f "%e s wall" ./tools/tissue run "$src/scenarios/$stem.toml" --backend cuda --every 0 \
+      --out "/tmp/mb_$stem" > "$OUT/mb_$stem.log" 2>&1
+    rc=$?
+    tail -6 "$OUT/mb_$stem.log"
+    mkdir -p "$OUT/membrane_runs/$stem"
+    cp /tmp/mb_$stem/*_000130000.vtu "$OUT/membrane_runs/$stem/" 2>/dev/null
+    summary+=("$stem: rc=$rc; $(grep -E '^cells|^layers|^membrane|wall' "$OUT/mb_$stem.log" | tr '\n' ' ')")
+  done
+  tar -C "$OUT" -czf "$OUT/membrane_runs.tar.gz" membrane_runs && rm -rf "$OUT/membrane_runs"
 fi
 echo "==== summary ===="
 printf '%s\n' "${summary[@]}"

@@ -164,6 +164,23 @@ struct SampleAtCells {
   }
 };
 
+/// Position (x, y, z) clamped into the grid's extent [0, n h] on non-periodic axes (z = 0 on a 2D grid).
+template <class Real>
+TISSUE_HD void clamp_into_grid(const GridGeometry<Real>& grid, double h, float x, float y, float z, float& qx,
+                               float& qy, float& qz) {
+  const float extent[3] = {static_cast<float>(grid.nx * h), static_cast<float>(grid.ny * h),
+                           static_cast<float>(grid.nz * h)};
+  const float p[3] = {x, y, grid.nz == 1 ? 0.0f : z};
+  float q[3];
+  for (int d = 0; d < 3; ++d) {
+    const bool periodic = grid.face[2 * d] == GridBoundary::periodic;
+    q[d] = periodic ? p[d] : (p[d] < 0.0f ? 0.0f : (p[d] > extent[d] ? extent[d] : p[d]));
+  }
+  qx = q[0];
+  qy = q[1];
+  qz = q[2];
+}
+
 /// Per cell: its net release rate into the field [amount/time], rate[c] = s - k u(x_c) with the secretion
 /// s and uptake k of its state (index 1 when the cell's flags carry `state_bit`, else 0), and its
 /// position clamped into the grid's extent on non-periodic axes (px, py, pz), for the deposit gather.
@@ -187,17 +204,32 @@ struct CellRelease {
     double r = secretion[state];
     if (uptake[state] != 0.0) r -= uptake[state] * cic_sample(grid, st, u, species, nullptr);
     rate[c] = r;
-    const float extent[3] = {static_cast<float>(grid.nx * h), static_cast<float>(grid.ny * h),
-                             static_cast<float>(grid.nz * h)};
-    const float p[3] = {cx[c], cy[c], grid.nz == 1 ? 0.0f : cz[c]};
-    float q[3];
-    for (int d = 0; d < 3; ++d) {
-      const bool periodic = grid.face[2 * d] == GridBoundary::periodic;
-      q[d] = periodic ? p[d] : (p[d] < 0.0f ? 0.0f : (p[d] > extent[d] ? extent[d] : p[d]));
-    }
-    px[c] = q[0];
-    py[c] = q[1];
-    pz[c] = q[2];
+    clamp_into_grid(grid, h, cx[c], cy[c], cz[c], px[c], py[c], pz[c]);
+  }
+};
+
+/// Per element: its position clamped into the grid (as CellRelease's), for the occupancy gather.
+template <class Real>
+struct ElementClamp {
+  GridGeometry<Real> grid;
+  double h;
+  Span<const float> x, y, z;
+  Span<float> px, py, pz;
+  TISSUE_HD void operator()(std::size_t e) const {
+    clamp_into_grid(grid, h, x[e], y[e], z[e], px[e], py[e], pz[e]);
+  }
+};
+
+/// Per node: the free (extracellular) volume fraction alpha = max(1 - occupied, min_free), from the
+/// occupied fraction gathered by DepositGather.
+template <class Real>
+struct FreeFraction {
+  Span<const Real> occupied;
+  Real min_free;
+  Real* alpha;
+  TISSUE_HD void operator()(std::size_t n) const {
+    const Real a = Real(1) - occupied[n];
+    alpha[n] = a > min_free ? a : min_free;
   }
 };
 
@@ -245,6 +277,43 @@ struct SignalEuler {
     Real du = diffusivity * lap - decay * c;
     if (!source.empty()) du += source[n];
     out[n] = c + dt * du;
+  }
+};
+
+/// Explicit Euler step with cells excluded from the field's volume (a volume-averaged, porous-medium
+/// form; modules/coupling/README.md): u is the extracellular concentration, alpha (species 1, current
+/// buffer) the free fraction of each node, and
+///   alpha_n du_n/dt = D sum_faces min(alpha_n, alpha_m) (u_m - u_n) / h^2 - lambda alpha_n u_n + source_n,
+/// so that sum alpha u h^3 changes only through sources, decay and open faces. Ghost values of u as the
+/// boundaries prescribe; alpha beyond a face equals alpha_n. Writes u to out and carries alpha along.
+template <class Real>
+struct SignalEulerExcluded {
+  GridGeometry<Real> grid;    ///< u's boundaries
+  GridGeometry<Real> mirror;  ///< the same faces with Dirichlet ones mirrored (alpha's ghosts)
+  Real inv_h2, diffusivity, decay, dt;
+  const Real* u;  ///< species 0: u, species 1: alpha
+  Span<const Real> source;
+  Real* out;
+
+  TISSUE_HD void operator()(std::size_t n) const {
+    int i = 0, j = 0, k = 0;
+    grid_rd::node_of(grid, n, i, j, k);
+    const std::size_t cells = grid.cells();
+    const Real c = u[n], a = u[cells + n];
+    const Real* alpha = u + cells;
+    Real flux = 0;
+    const int offsets[6][3] = {{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}};
+    const int faces = grid.nz > 1 ? 6 : 4;
+    for (int f = 0; f < faces; ++f) {
+      const int di = offsets[f][0], dj = offsets[f][1], dk = offsets[f][2];
+      const Real m = grid.sample(u, 0, i + di, j + dj, k + dk);
+      const Real am = mirror.sample(alpha, 0, i + di, j + dj, k + dk);
+      flux += (am < a ? am : a) * (m - c);
+    }
+    Real du = (diffusivity * inv_h2 * flux) / a - decay * c;
+    if (!source.empty()) du += source[n] / a;
+    out[n] = c + dt * du;
+    out[cells + n] = a;
   }
 };
 

@@ -11,6 +11,15 @@
 namespace tissue::coupling {
 
 namespace {
+/// out[n] = a[n] b[n].
+template <class Real>
+struct Product {
+  const Real* a;
+  const Real* b;
+  Span<Real> out;
+  TISSUE_HD void operator()(std::size_t n) const { out[n] = a[n] * b[n]; }
+};
+
 /// The second-order Laplacian of the grid's dimension: 7-point in 3D, 5-point in 2D.
 grid_rd::Stencil stencil_of(const GridShape& shape) {
   return shape.dims() == 3 ? grid_rd::Stencil::seven : grid_rd::Stencil::five;
@@ -21,14 +30,16 @@ double SignalFieldParams::stability_limit() const {
   const int dims = shape.dims();
   const double h = shape.h;
   const double rho = grid_rd::laplacian_spectral_radius(stencil_of(shape), h);
-  const double k_max = std::max(uptake[0], uptake[1]) / std::pow(h, dims);
+  const double k_max =
+      std::max(uptake[0], uptake[1]) / std::pow(h, dims) / (exclude_cells ? min_free_fraction : 1.0);
   return 2.0 / (diffusivity * rho + decay + k_max);
 }
 
 template <class Real>
 GridGeometry<Real> SignalFieldParams::geometry() const {
-  return make_grid_geometry<Real>(shape, faces, 1,
-                                  [this](int f, int) { return dirichlet[static_cast<std::size_t>(f)]; });
+  return make_grid_geometry<Real>(shape, faces, exclude_cells ? 2 : 1, [this](int f, int s) {
+    return s == 0 ? dirichlet[static_cast<std::size_t>(f)] : 1.0;  // alpha's ghosts are mirrored (README)
+  });
 }
 template GridGeometry<float> SignalFieldParams::geometry<float>() const;
 template GridGeometry<double> SignalFieldParams::geometry<double>() const;
@@ -91,15 +102,25 @@ SignalFieldParams read_signal_field_params(const io::ScenarioTable& t, const std
                  secretion.number("suprabasal", 0.0, io::Range::non_negative())};
   p.uptake = {uptake.number("basal", 0.0, io::Range::non_negative()),
               uptake.number("suprabasal", 0.0, io::Range::non_negative())};
+  p.exclude_cells = t.boolean("exclude_cells", false);
+  p.element_volume = t.number("element_volume", p.element_volume, io::Range::positive());
+  p.min_free_fraction = t.number("min_free_fraction", p.min_free_fraction, io::Range::closed(1e-6, 1.0));
+  if (!p.exclude_cells && (t.has("element_volume") || t.has("min_free_fraction")))
+    t.fail(t.has("element_volume") ? "element_volume" : "min_free_fraction", "needs exclude_cells = true");
   return p;
 }
 
 template <class Real>
 GridField<Real>& add_signal_field(World& world, const SignalFieldParams& params) {
-  auto& field = world.add_field(std::make_unique<GridField<Real>>(
-      params.name, params.shape, std::vector<std::string>{params.name}, params.geometry<Real>()));
-  exec::fill(field.current(), static_cast<Real>(params.initial));
-  exec::fill(field.next(), static_cast<Real>(params.initial));
+  std::vector<std::string> species{params.name};
+  if (params.exclude_cells) species.push_back(params.name + "_free");
+  auto& field = world.add_field(
+      std::make_unique<GridField<Real>>(params.name, params.shape, species, params.geometry<Real>()));
+  const std::size_t nodes = field.cells();
+  for (Span<Real> buffer : {field.current(), field.next()}) {
+    exec::fill(buffer.subspan(0, nodes), static_cast<Real>(params.initial));
+    if (params.exclude_cells) exec::fill(buffer.subspan(nodes, nodes), Real(1));
+  }
   world.cells.add_column<float>(params.name);
   world.cells.add_column<float>(params.name + "_gradient", 3);
   world.cells.upload();  // the new columns' device rows start as their (zero) host mirrors
@@ -199,6 +220,44 @@ void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
                                            Span<const double>(rate_.span().data(), n), source_.span()});
   }
   const auto inv_h2 = static_cast<Real>(1.0 / (h * h));
+  if (params_.exclude_cells) {
+    // the free fraction alpha of each node from the elements' volumes (cloud-in-cell, as the deposits)
+    const std::size_t elements = w.elements.size();
+    occupied_.ensure(nodes);
+    if (elements > 0) {
+      ex_.ensure(elements);
+      ey_.ensure(elements);
+      ez_.ensure(elements);
+      if (element_volume_.size() < elements) {
+        element_volume_.resize(elements);
+        exec::fill(element_volume_.span(), params_.element_volume);
+      }
+      exec::parallel_for(elements, ElementClamp<Real>{g, h, w.x.span(), w.y.span(), w.z.span(), ex_.span(),
+                                                      ey_.span(), ez_.span()});
+      const auto extent = static_cast<float>(g.nz * h);
+      element_bins_.build(ex_.span(), ey_.span(), ez_.span(), Span<const std::int32_t>(), elements, w.box,
+                          static_cast<float>(h), std::max(extent, 3.0f * static_cast<float>(h)));
+      exec::parallel_for(
+          nodes,
+          DepositGather<Real>{g, h, 1.0 / std::pow(h, field_.shape().dims()), element_bins_.view(),
+                              Span<const double>(element_volume_.span().data(), elements), occupied_.span()});
+    } else {
+      exec::fill(occupied_.span(), Real(0));
+    }
+    exec::parallel_for(nodes, FreeFraction<Real>{Span<const Real>(occupied_.span()),
+                                                 static_cast<Real>(params_.min_free_fraction),
+                                                 field_.current().data() + nodes});
+    GridGeometry<Real> mirror = g;
+    for (auto& f : mirror.face)
+      if (f == GridBoundary::dirichlet) f = GridBoundary::neumann;
+    exec::parallel_for(
+        nodes, SignalEulerExcluded<Real>{
+                   g, mirror, inv_h2, static_cast<Real>(params_.diffusivity),
+                   static_cast<Real>(params_.decay), static_cast<Real>(ctx.dt), field_.current().data(),
+                   sources ? Span<const Real>(source_.span()) : Span<const Real>(), field_.next().data()});
+    field_.swap();
+    return;
+  }
   exec::parallel_for(
       nodes, SignalEuler<Real>{
                  g, stencil_of(field_.shape()), inv_h2, static_cast<Real>(params_.diffusivity),
@@ -209,7 +268,14 @@ void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
 
 template <class Real>
 double field_amount(GridField<Real>& field) {
-  return exec::sum(Span<const Real>(field.current())) * std::pow(field.shape().h, field.shape().dims());
+  const double volume = std::pow(field.shape().h, field.shape().dims());
+  const std::size_t nodes = field.cells();
+  if (field.species_count() < 2)
+    return exec::sum(Span<const Real>(field.current().subspan(0, nodes))) * volume;
+  DeviceBuffer<Real> product(nodes);  // alpha u
+  exec::parallel_for(nodes,
+                     Product<Real>{field.current().data(), field.current().data() + nodes, product.span()});
+  return exec::sum(Span<const Real>(product.span())) * volume;
 }
 template double field_amount<float>(GridField<float>&);
 template double field_amount<double>(GridField<double>&);

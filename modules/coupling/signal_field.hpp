@@ -34,11 +34,16 @@ struct SignalFieldParams {
   double initial = 0.0;               ///< initial uniform value [concentration]
   std::array<double, 2> secretion{};  ///< s per cell state [amount/time] (amount = concentration length^3)
   std::array<double, 2> uptake{};     ///< k per cell state [length^3/time]
-  std::string where;                  ///< file:line:column of the table, for messages
+  /// Cells exclude the field from their volume: u lives in the free fraction alpha of each node
+  /// (SignalEulerExcluded; alpha is the field's second species, `<name>_free`).
+  bool exclude_cells = false;
+  double element_volume = 0.0033;   ///< volume one subcellular element occupies [length^3] (README)
+  double min_free_fraction = 0.05;  ///< alpha never falls below this (no node closes completely)
+  std::string where;                ///< file:line:column of the table, for messages
 
-  /// Largest stable explicit Euler step [time]: 2 / (D rho + lambda + k_max / h^dims), rho = 12 / h^2 in
-  /// 3D (8 / h^2 in 2D) the spectral radius of the Laplacian, k_max / h^dims the uptake of one cell
-  /// sitting on a node.
+  /// Largest stable explicit Euler step [time]: 2 / (D rho + lambda + k_max / (alpha_min h^dims)), rho =
+  /// 12 / h^2 in 3D (8 / h^2 in 2D) the spectral radius of the Laplacian, k_max / h^dims the uptake of one
+  /// cell sitting on a node, alpha_min = min_free_fraction with cells excluded, else 1.
   double stability_limit() const;
   /// Geometry with the boundaries and Dirichlet values, in precision Real.
   template <class Real>
@@ -47,13 +52,15 @@ struct SignalFieldParams {
 
 /// Reads [signal.<name>] for a tissue in `box`: `spacing` h, `height` (z extent, rounded to whole nodes),
 /// `diffusivity`, `decay`, `initial`, `top`/`bottom` = { boundary = "neumann"|"dirichlet", value }, and
-/// `secretion`/`uptake` = { basal, suprabasal }. x and y are periodic when the box is (the box's period
-/// must be a whole number of nodes), else zero-flux.
+/// `secretion`/`uptake` = { basal, suprabasal }, `exclude_cells` with `element_volume` and
+/// `min_free_fraction`. x and y are periodic when the box is (the box's period must be a whole number of
+/// nodes), else zero-flux.
 /// @throws InputError (file:line:column) on invalid values.
 SignalFieldParams read_signal_field_params(const io::ScenarioTable& table, const std::string& name,
                                            const Box& box);
 
-/// Adds the field (one species named after it, initial value everywhere) and its sampled cell columns
+/// Adds the field (one species named after it, initial value everywhere; with exclude_cells a second one,
+/// `<name>_free`, the free fraction, initially 1) and its sampled cell columns
 /// (`<name>`, and `<name>_gradient` with 3 components) to the world; returns the field.
 /// @throws std::logic_error when a column of that name exists.
 template <class Real>
@@ -95,9 +102,15 @@ class SignalFieldSystem final : public System {
   DeviceBuffer<double> rate_;
   DeviceBuffer<float> px_, py_, pz_;
   DeviceBuffer<Real> source_;
+  // cells excluded: element positions clamped into the grid, their cell list, volumes, occupied fraction
+  CellList element_bins_;
+  DeviceBuffer<float> ex_, ey_, ez_;
+  DeviceBuffer<double> element_volume_;
+  DeviceBuffer<Real> occupied_;
 };
 
-/// Total amount of species 0 in the field, sum u h^dims, on the active backend [amount].
+/// Total amount of species 0 in the field, sum u h^dims, or sum alpha u h^dims when the field carries the
+/// free fraction alpha as species 1 (cells excluded), on the active backend [amount].
 template <class Real>
 double field_amount(GridField<Real>& field);
 

@@ -303,8 +303,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 std::string summarize_signal(World& w, GridField<float>& field) {
   const double amount = coupling::field_amount(field);
   field.download();
-  const auto& v = field.host();
-  const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+  const auto& v = field.host();  // species 0: the signal (species 1, when present, its free fraction)
+  const auto [lo, hi] =
+      std::minmax_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(field.cells()));
   auto& sample = w.cells.column<float>(field.name());
   double sum[2] = {0.0, 0.0};
   std::size_t count[2] = {0, 0};

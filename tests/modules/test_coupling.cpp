@@ -7,8 +7,11 @@
 #include <random>
 #include <vector>
 
+#include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/exec/parallel_for.hpp"
 #include "engine/io/scenario.hpp"
+#include "modules/coupling/grid_coupling_kernels.hpp"
 #include "modules/coupling/signal_field.hpp"
 #include "modules/gene_network/gene_network_kernels.hpp"
 #include "modules/models.hpp"
@@ -374,4 +377,110 @@ TEST_CASE("malformed coupling input is refused before the first step with its pl
       Catch::Contains("schedule.gene_networks: no system of that name") && Catch::Contains("gene_network"));
   CHECK_THAT(fails("[gene_network]\ntgf_beta = 0.3\ntgf_beta_field = \"tgfb\"\n[signal.tgfb]\n"),
              Catch::Contains("either a constant tgf_beta or a tgf_beta_field"));
+  CHECK_THAT(fails("[signal.tgfb]\nelement_volume = 0.01\n"),
+             Catch::Contains("signal.tgfb.element_volume: needs exclude_cells = true"));
+  CHECK_THAT(fails("[signal.tgfb]\nexclude_cells = true\nmin_free_fraction = 0.0\n"),
+             Catch::Contains("signal.tgfb.min_free_fraction"));
+}
+
+TEST_CASE("an epidermis with a field excluded from its cells: the tissue's volume shows in the free fraction",
+          "[coupling][exclusion]") {
+  auto sim = build_simulation(io::Scenario::from_string(
+      std::string(kTissue) +
+          "[signal.tgfb]\nexclude_cells = true\ntop = { boundary = \"dirichlet\", value = 1.0 }\n",
+      "excluded.toml"));
+  World& w = *sim->world;
+  for (int s = 0; s < 20; ++s) sim->schedule.step(w, 0.01);
+  REQUIRE(w.fields.size() == 1);
+  auto& field = dynamic_cast<GridField<float>&>(*w.fields[0]);
+  REQUIRE(field.species_count() == 2);
+  field.download();
+  const std::size_t nodes = field.cells();
+  double occupied = 0.0, lowest = 1.0;
+  for (std::size_t n = 0; n < nodes; ++n) {
+    occupied += 1.0 - field.host()[nodes + n];
+    lowest = std::min(lowest, static_cast<double>(field.host()[nodes + n]));
+  }
+  const double h = field.shape().h;
+  CHECK(occupied * h * h * h == Approx(static_cast<double>(w.elements.size()) * 0.0033).epsilon(1e-3));
+  CHECK(lowest < 0.9);  // nodes inside cells
+  CHECK(lowest >= 0.05);
+}
+
+TEST_CASE("cells excluded from a field: occupied volume, conserved amount, and the layered steady state",
+          "[coupling][exclusion]") {
+  const double h = 0.25;
+  Box box;
+  box.lx = box.ly = 3.0f;
+  // elements of one cell scattered in the lower half of a closed (periodic x, y; zero-flux z) grid
+  auto p = closed_params(12, 12, 8, h, true);
+  p.exclude_cells = true;
+  p.element_volume = 0.004;
+  p.min_free_fraction = 1e-6;  // no clamping: the occupied volume is exactly the elements'
+  p.diffusivity = 0.3;
+  p.decay = 0.0;
+  p.initial = 0.0;
+  World w(box, 0);
+  const std::int32_t c = w.add_cell_host();
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> ux(0.0f, 2.999f), uz(0.0f, 1.0f);
+  for (int e = 0; e < 60; ++e) w.add_element_host(c, ux(rng), ux(rng), uz(rng), 0);
+  w.commit();
+  auto& field = coupling::add_signal_field<double>(w, p);
+  // a non-uniform start: a blob high in the grid
+  field.download();
+  for (int k = 0; k < 8; ++k)
+    for (int j = 0; j < 12; ++j)
+      for (int i = 0; i < 12; ++i) field.host_at(0, i, j, k) = k >= 5 && i < 4 ? 3.0 : 0.5;
+  field.upload();
+  coupling::SignalFieldSystem<double> signal(p, field);
+  signal.run(w, StepContext{0, 0.0, 0.01});  // sets alpha from the elements
+  field.download();
+  double occupied = 0.0;
+  for (std::size_t n = 0; n < field.cells(); ++n)
+    occupied += (1.0 - field.host()[field.cells() + n]) * h * h * h;
+  CHECK(occupied == Approx(60 * 0.004).epsilon(1e-12));  // cloud-in-cell keeps every element's volume
+  // with alpha fixed (the elements do not move), diffusion conserves sum alpha u h^3 to rounding
+  const double before = coupling::field_amount(field);
+  for (int s = 1; s < 200; ++s) signal.run(w, StepContext{s, s * 0.01, 0.01});
+  CHECK(coupling::field_amount(field) == Approx(before).epsilon(1e-12));
+  field.download();
+  double lo = 1e9, hi = -1e9;
+  for (std::size_t n = 0; n < field.cells(); ++n) {
+    lo = std::min(lo, field.host()[n]);
+    hi = std::max(hi, field.host()[n]);
+  }
+  CHECK(hi - lo < 2.5);  // it did diffuse
+
+  // a column between a Dirichlet 1 at the bottom and 0 at the top, free fraction 1 in the lower 10 nodes and
+  // 1/4 above: the steady flux J = alpha_f (u_k+1 - u_k) / h is the same on every face, so
+  // 1 = J h (10 / 1 + 11 / 0.25): 10 faces (bottom ghost to node 9) with alpha 1, 11 with alpha 1/4
+  SignalFieldParams q = closed_params(1, 1, 20, 0.1, true);
+  q.faces[4] = q.faces[5] = GridBoundary::dirichlet;
+  q.dirichlet[4] = 1.0;
+  q.dirichlet[5] = 0.0;
+  q.exclude_cells = true;
+  q.diffusivity = 1.0;
+  q.decay = 0.0;
+  const GridGeometry<double> g = q.geometry<double>();
+  GridGeometry<double> mirror = g;
+  mirror.face[4] = mirror.face[5] = GridBoundary::neumann;
+  DeviceBuffer<double> a(40), b(40);
+  std::vector<double> host(40, 0.0);
+  for (int k = 0; k < 20; ++k) host[20 + static_cast<std::size_t>(k)] = k < 10 ? 1.0 : 0.25;
+  a.upload(host.data(), 40);
+  const double dt = 0.4 * 0.01 / 2.0;  // below h^2 / (2 D)
+  for (int s = 0; s < 40000; ++s) {
+    exec::parallel_for(20,
+                       coupling::SignalEulerExcluded<double>{g, mirror, 100.0, 1.0, 0.0, dt, a.span().data(),
+                                                             Span<const double>(), b.span().data()});
+    a.swap(b);
+  }
+  a.download(host.data(), 40);
+  const double J = 1.0 / (10.0 + 11.0 / 0.25);  // times h / D
+  for (int k = 0; k < 20; ++k) {
+    const double expected = k < 10 ? 1.0 - J * (k + 1) : J * (19 - k + 1) / 0.25;
+    INFO("node " << k);
+    CHECK(host[static_cast<std::size_t>(k)] == Approx(expected).margin(1e-9));
+  }
 }
