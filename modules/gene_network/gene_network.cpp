@@ -43,15 +43,18 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
   return p;
 }
 
-void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* membrane) {
-  AdhesionInput input{
-      w.x.span(),       w.y.span(),       w.z.span(),         w.type.span(), w.first.span(), w.count.span(),
-      kAdhesiveElement, w.species.span(), w.cells.capacity(), row,           false,          {}};
+void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* membrane,
+                            DeviceBuffer<float>& scratch) {
+  Span<const float> height = w.z.span();
   if (membrane) {
-    input.membrane_on = true;
-    input.membrane = membrane->view();
+    scratch.ensure(w.elements.size());
+    exec::parallel_for(w.elements.size(), MembraneHeight{w.x.span(), w.y.span(), w.z.span(), w.type.span(),
+                                                         kAdhesiveElement, membrane->view(), scratch.span()});
+    height = scratch.span();
   }
-  exec::parallel_for(w.cells.size(), input);
+  exec::parallel_for(w.cells.size(),
+                     AdhesionInput{height, w.type.span(), w.first.span(), w.count.span(), kAdhesiveElement,
+                                   w.species.span(), w.cells.capacity(), row});
 }
 
 GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
@@ -72,7 +75,7 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
-  compute_adhesion_input(w, kAdhesion, membrane_.get());
+  compute_adhesion_input(w, kAdhesion, membrane_.get(), heights_);
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());

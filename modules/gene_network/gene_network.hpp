@@ -49,8 +49,10 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& table);
 /// System "gene_network": A from geometry, then one RK2 (midpoint) step of every cell's network, with
 /// the neighbour means evaluated at each stage. Needs current cell centres (run after cell_centres).
 /// Sets species row `row` of every cell to its adhesion input A (AdhesionInput): heights above the plane
-/// z = 0, or above `membrane` when not null (a membrane mesh's index, e.g. a curved substrate).
-void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* membrane);
+/// z = 0, or above `membrane` when not null (a membrane mesh's index, e.g. a curved substrate; the
+/// elements' heights go to `scratch`, grown as needed).
+void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* membrane,
+                            DeviceBuffer<float>& scratch);
 
 class GeneNetworkSystem final : public System {
  public:
@@ -68,7 +70,7 @@ class GeneNetworkSystem final : public System {
   std::shared_ptr<const TriangleIndex> membrane_;
   Rates<float> rates_;
   CellList bins_;
-  DeviceBuffer<float> mid_;
+  DeviceBuffer<float> mid_, heights_;
 };
 
 }  // namespace tissue::grn

@@ -97,32 +97,40 @@ TISSUE_HD void gene_network_rhs(const Real* s, Real mean_notch, Real mean_delta,
 }
 
 /// A = sum over the cell's adhesive elements of their height above the basement membrane (the seed's
-/// membrane "molecule"): z for the plane z = 0, the signed distance to a membrane mesh when
-/// `membrane_on` (an element farther than the index's reach counts as the reach). Written to species row
-/// `row` (kAdhesion for the built-in network, after the species of a scenario-defined one).
+/// membrane "molecule"), written to species row `row` (kAdhesion for the built-in network, after the
+/// species of a scenario-defined one). `height` is z for the plane z = 0, or MembraneHeight's output.
 struct AdhesionInput {
-  Span<const float> x, y, z;
+  Span<const float> height;
   Span<const std::int32_t> type, first, count;
   std::int32_t adhesive_type;
   Span<float> species;
   std::size_t stride;  ///< species-major stride = cells capacity
   std::size_t row;
-  bool membrane_on = false;
-  TriangleIndex::View membrane;
   TISSUE_HD void operator()(std::size_t c) const {
     float sum = 0.0f;
     const std::int32_t begin = first[c];
-    for (std::int32_t k = begin; k < begin + count[c]; ++k) {
-      const auto e = static_cast<std::size_t>(k);
-      if (type[e] != adhesive_type) continue;
-      if (!membrane_on) {
-        sum += z[e];
-        continue;
-      }
-      const SurfaceHit hit = membrane.closest(x[e], y[e], z[e]);
-      sum += hit.triangle >= 0 ? signed_distance(hit, x[e], y[e], z[e]) : membrane.reach;
-    }
+    for (std::int32_t k = begin; k < begin + count[c]; ++k)
+      if (type[static_cast<std::size_t>(k)] == adhesive_type) sum += height[static_cast<std::size_t>(k)];
     species[row * stride + c] = sum;
+  }
+};
+
+/// Per element: the signed distance of an adhesive element to a membrane mesh (the index's reach when
+/// none lies within it), 0 for other elements [length]. One query per thread: the cells' sums are
+/// AdhesionInput's.
+struct MembraneHeight {
+  Span<const float> x, y, z;
+  Span<const std::int32_t> type;
+  std::int32_t adhesive_type;
+  TriangleIndex::View membrane;
+  Span<float> height;
+  TISSUE_HD void operator()(std::size_t e) const {
+    if (type[e] != adhesive_type) {
+      height[e] = 0.0f;
+      return;
+    }
+    const SurfaceHit hit = membrane.closest(x[e], y[e], z[e]);
+    height[e] = hit.triangle >= 0 ? signed_distance(hit, x[e], y[e], z[e]) : membrane.reach;
   }
 };
 

@@ -123,7 +123,7 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = w.species.span();
-  compute_adhesion_input(w, spec_.species.size(), membrane_.get());
+  compute_adhesion_input(w, spec_.species.size(), membrane_.get(), heights_);
   if (!spec_.mean_species.empty()) {
     const auto d = static_cast<float>(spec_.neighbour_distance);
     bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);

@@ -47,7 +47,7 @@ class UserNetworkSystem final : public System {
   UserNetworkSpec spec_;
   std::shared_ptr<const TriangleIndex> membrane_;
   CellList bins_;
-  DeviceBuffer<float> mid_, means_;
+  DeviceBuffer<float> mid_, means_, heights_;
   std::vector<const float*> field_columns_;     ///< the sampled fields' columns, looked up per stage
   std::unique_ptr<HostNetworkEvaluator> host_;  ///< the CPU backend's
 #if defined(TISSUE_BACKEND_CUDA)

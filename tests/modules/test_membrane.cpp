@@ -114,7 +114,8 @@ TEST_CASE("the adhesion input sums the adhesive elements' heights above a membra
     if (k != 4) expected += h;  // the last element is not adhesive
   }
   w.commit();
-  grn::compute_adhesion_input(w, 1, index.get());
+  DeviceBuffer<float> scratch;
+  grn::compute_adhesion_input(w, 1, index.get(), scratch);
   w.download();
   CHECK(w.species.host(0, 1) == Approx(expected).margin(1e-5));
 
@@ -126,8 +127,8 @@ TEST_CASE("the adhesion input sums the adhesive elements' heights above a membra
   for (int k = 0; k < 4; ++k)
     v.add_element_host(d, 2.3f + 0.4f * static_cast<float>(k), 5.1f, zs[k], kAdhesiveElement);
   v.commit();
-  grn::compute_adhesion_input(v, 0, nullptr);
-  grn::compute_adhesion_input(v, 1, index_of(plane, 2.0f).get());
+  grn::compute_adhesion_input(v, 0, nullptr, scratch);
+  grn::compute_adhesion_input(v, 1, index_of(plane, 2.0f).get(), scratch);
   v.download();
   CHECK(v.species.host(0, 0) == Approx(0.05 + 0.3 + 0.11 + 0.72).margin(1e-6));
   CHECK(v.species.host(0, 1) == Approx(v.species.host(0, 0)).margin(1e-6));
