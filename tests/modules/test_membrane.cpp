@@ -288,6 +288,53 @@ spacing = 0.6
   }
 }
 
+TEST_CASE("a gene network written in the scenario reads the membrane field sampled by its cell",
+          "[membrane]") {
+  // a constant membrane field a = 2 (no reaction, no diffusion) and dx/dt = membrane_a: x = 2 t exactly
+  // under the network's midpoint steps
+  const auto scenario = io::Scenario::from_string(R"toml(
+[simulation]
+model = "epidermis"
+steps = 50
+[initial]
+cells_x = 4
+cells_y = 4
+[membrane]
+generate = "rectangle"
+nx = 13
+ny = 13
+lx = 2.4
+ly = 2.4
+adhesion = "plane"
+[membrane.rd]
+model = "reaction"
+[membrane.rd.reaction]
+model = "polynomial"
+diffusion = { a = 0.0, b = 0.0 }
+f = [ { c = 0.0 } ]
+[membrane.rd.initial]
+a = 2.0
+b = 0.5
+[[gene_network.species]]
+name = "delta"
+rate = "0"
+[[gene_network.species]]
+name = "x"
+rate = "membrane_a + 0 * membrane_b"
+)toml",
+                                                  "membrane_network.toml");
+  auto sim = build_simulation(scenario);
+  World& w = *sim->world;
+  for (int s = 0; s < 50; ++s) sim->schedule.step(w, 0.01);
+  w.download();
+  REQUIRE(w.cells.size() == 16);
+  for (std::size_t c = 0; c < 16; ++c) {
+    CHECK(w.cells.column<float>("membrane_a").host(c) == Approx(2.0).epsilon(1e-6));
+    CHECK(w.cells.column<float>("membrane_b").host(c) == Approx(0.5).epsilon(1e-6));
+    CHECK(w.species.host(c, 1) == Approx(50 * 0.01 * 2.0).epsilon(1e-5));
+  }
+}
+
 TEST_CASE("bad membrane input is refused before the first step", "[membrane][epidermis]") {
   const auto fails = [](const std::string& text, const std::string& what) {
     const auto scenario =
