@@ -13,6 +13,7 @@ packages=(
   libhdf5-dev                       # checkpoints (HDF5)
   libtinyobjloader-dev              # OBJ meshes
   libmetis-dev                      # mesh partitioning (surface reaction-diffusion patches)
+  libeigen3-dev                     # sparse Cholesky of the conformal Willmore flow (Eigen)
   libboost-dev                      # Boost.Odeint steppers (header-only)
   libmuparser-dev                   # expressions of scenario-defined gene networks (muParser)
   catch2                            # tests (Catch2 v2)

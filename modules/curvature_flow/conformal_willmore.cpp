@@ -1,0 +1,539 @@
+// Conformal Willmore flow by spin transformations (conformal_willmore.hpp). Compiled as CUDA in CUDA builds.
+#include "modules/curvature_flow/conformal_willmore.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "modules/curvature_flow/conformal_willmore_kernels.hpp"
+
+namespace tissue::curvature_flow {
+
+namespace {
+
+/// Per-vertex products whose sums step() needs (see kSum*), one column of n values each.
+enum : std::size_t {
+  kSumGram = 0,       ///< 10 columns: M B_a B_b for a <= b, B = (1, N_x, N_y, N_z)
+  kSumProjection = 10,  ///< 4 columns: M B_a H
+  kSumWillmore = 14,  ///< M H^2
+  kSumArea = 15,      ///< M
+  kSumVolume = 16,    ///< the vertex's third of its faces' signed volumes p0 . (p1 x p2) / 6
+  kSumCentroid = 17,  ///< 3 columns: M x, M y, M z
+  kSumCount = 20
+};
+
+/// Vertex mass M_i = sum of incident face areas / 3 [length^2] and the area-weighted unit normal.
+struct VertexGeometry {
+  SurfaceView surface;
+  Span<const std::int32_t> corner_offsets, vertex_corners;
+  Span<double> mass, normal;  ///< normal: 3 columns of n
+
+  TISSUE_HD void operator()(std::size_t v) const {
+    const std::size_t n = mass.size();
+    double m = 0.0, nx = 0.0, ny = 0.0, nz = 0.0;
+    for (std::int32_t q = corner_offsets[v]; q < corner_offsets[v + 1]; ++q) {
+      const std::int32_t f = vertex_corners[static_cast<std::size_t>(q)] / 3;
+      const Quaternion a = surface.point(surface.corner(f, 0));
+      const Quaternion b = surface.point(surface.corner(f, 1));
+      const Quaternion c = surface.point(surface.corner(f, 2));
+      const double ux = b.x - a.x, uy = b.y - a.y, uz = b.z - a.z;
+      const double wx = c.x - a.x, wy = c.y - a.y, wz = c.z - a.z;
+      const double cx = uy * wz - uz * wy, cy = uz * wx - ux * wz, cz = ux * wy - uy * wx;
+      m += math::sqrt(cx * cx + cy * cy + cz * cz) / 6.0;
+      nx += cx;
+      ny += cy;
+      nz += cz;
+    }
+    const double len = math::sqrt(nx * nx + ny * ny + nz * nz);
+    mass[v] = m;
+    normal[v] = len > 0.0 ? nx / len : 0.0;
+    normal[n + v] = len > 0.0 ? ny / len : 0.0;
+    normal[2 * n + v] = len > 0.0 ? nz / len : 1.0;
+  }
+};
+
+/// H_i = N_i . (L x)_i / (2 M_i) and the per-vertex products of kSum*.
+struct MeanCurvature {
+  SurfaceView surface;
+  Span<const std::int32_t> offsets, columns, corner_offsets, vertex_corners;
+  Span<const double> laplacian, mass, normal;
+  Span<double> h, sums;
+
+  TISSUE_HD void operator()(std::size_t v) const {
+    const std::size_t n = mass.size();
+    double lx = 0.0, ly = 0.0, lz = 0.0;
+    for (std::int32_t k = offsets[v]; k < offsets[v + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
+      const double w = laplacian[static_cast<std::size_t>(k)];
+      lx += w * surface.x[j];
+      ly += w * surface.y[j];
+      lz += w * surface.z[j];
+    }
+    const double m = mass[v];
+    const double b[4] = {1.0, normal[v], normal[n + v], normal[2 * n + v]};
+    const double hv = (b[1] * lx + b[2] * ly + b[3] * lz) / (2.0 * m);
+    h[v] = hv;
+    std::size_t col = kSumGram;
+    for (int a = 0; a < 4; ++a)
+      for (int c = a; c < 4; ++c) sums[(col++) * n + v] = m * b[a] * b[c];
+    for (int a = 0; a < 4; ++a) sums[(kSumProjection + static_cast<std::size_t>(a)) * n + v] = m * b[a] * hv;
+    sums[kSumWillmore * n + v] = m * hv * hv;
+    sums[kSumArea * n + v] = m;
+    double volume = 0.0;
+    for (std::int32_t q = corner_offsets[v]; q < corner_offsets[v + 1]; ++q) {
+      const std::int32_t f = vertex_corners[static_cast<std::size_t>(q)] / 3;
+      const Quaternion p0 = surface.point(surface.corner(f, 0));
+      const Quaternion p1 = surface.point(surface.corner(f, 1));
+      const Quaternion p2 = surface.point(surface.corner(f, 2));
+      volume += (p0.x * (p1.y * p2.z - p1.z * p2.y) + p0.y * (p1.z * p2.x - p1.x * p2.z) +
+                 p0.z * (p1.x * p2.y - p1.y * p2.x)) /
+                18.0;
+    }
+    sums[kSumVolume * n + v] = volume;
+    sums[(kSumCentroid + 0) * n + v] = m * surface.x[v];
+    sums[(kSumCentroid + 1) * n + v] = m * surface.y[v];
+    sums[(kSumCentroid + 2) * n + v] = m * surface.z[v];
+  }
+};
+
+/// rho_i = -tau (H_i - c . (1, N_i)).
+struct CurvatureChange {
+  double tau, c0, c1, c2, c3;
+  Span<const double> h, normal;
+  Span<double> rho;
+  TISSUE_HD void operator()(std::size_t v) const {
+    const std::size_t n = h.size();
+    rho[v] = -tau * (h[v] - c0 - c1 * normal[v] - c2 * normal[n + v] - c3 * normal[2 * n + v]);
+  }
+};
+
+/// lambda_i = 1 (the identity transform), 4 values per vertex.
+struct IdentityTransform {
+  Span<double> lambda;
+  TISSUE_HD void operator()(std::size_t v) const {
+    lambda[4 * v] = 1.0;
+    lambda[4 * v + 1] = 0.0;
+    lambda[4 * v + 2] = 0.0;
+    lambda[4 * v + 3] = 0.0;
+  }
+};
+
+/// out_i = M_i |y_i|^2 (quaternion per vertex).
+struct WeightedNorm {
+  Span<const double> y, mass;
+  Span<double> out;
+  TISSUE_HD void operator()(std::size_t v) const {
+    double s = 0.0;
+    for (std::size_t c = 0; c < 4; ++c) s += y[4 * v + c] * y[4 * v + c];
+    out[v] = mass[v] * s;
+  }
+};
+
+/// y = a x.
+struct Scale {
+  double a;
+  Span<const double> x;
+  Span<double> y;
+  TISSUE_HD void operator()(std::size_t i) const { y[i] = a * x[i]; }
+};
+
+/// omega_i = -sum over i's faces of (cot at k / 2) etilde(i -> j) + (cot at j / 2) etilde(i -> k), the
+/// divergence of the transformed edges (the right-hand side of L xtilde = omega). 3 columns of n.
+struct TransformedEdgeDivergence {
+  SurfaceView surface;
+  Span<const std::int32_t> corner_offsets, vertex_corners;
+  Span<const double> lambda;
+  Span<double> omega;
+
+  TISSUE_HD Quaternion lambda_of(std::int32_t v) const {
+    const auto i = 4 * static_cast<std::size_t>(v);
+    return {lambda[i], lambda[i + 1], lambda[i + 2], lambda[i + 3]};
+  }
+  TISSUE_HD void operator()(std::size_t v) const {
+    const std::size_t n = omega.size() / 3;
+    const auto vi = static_cast<std::int32_t>(v);
+    const Quaternion li = lambda_of(vi);
+    const Quaternion pi = surface.point(vi);
+    Quaternion sum{0.0, 0.0, 0.0, 0.0};
+    for (std::int32_t q = corner_offsets[v]; q < corner_offsets[v + 1]; ++q) {
+      const std::int32_t fc = vertex_corners[static_cast<std::size_t>(q)];
+      const std::int32_t f = fc / 3;
+      const int c = fc % 3;
+      const FaceGeometry g = face_geometry(surface, f);
+      for (int s = 1; s <= 2; ++s) {
+        const std::int32_t j = surface.corner(f, (c + s) % 3);
+        const Quaternion pj = surface.point(j);
+        const Quaternion e{0.0, pj.x - pi.x, pj.y - pi.y, pj.z - pi.z};
+        const double w = 0.5 * g.cot[(c + 3 - s) % 3];  // the corner opposite edge (i, j)
+        sum = sum + (-w) * transformed_edge(li, lambda_of(j), e);
+      }
+    }
+    omega[v] = sum.x;
+    omega[n + v] = sum.y;
+    omega[2 * n + v] = sum.z;
+  }
+};
+
+/// out_v = values[index_v].
+struct GatherEntries {
+  Span<const double> values;
+  Span<const std::int32_t> index;
+  Span<double> out;
+  TISSUE_HD void operator()(std::size_t v) const { out[v] = values[static_cast<std::size_t>(index[v])]; }
+};
+
+/// values[index] += amount (one thread).
+struct AddToEntry {
+  Span<double> values;
+  std::size_t index;
+  double amount;
+  TISSUE_HD void operator()(std::size_t) const { values[index] += amount; }
+};
+
+/// out_i = p_i - p_0 (the warm start of the pinned Poisson problem).
+struct RelativeToFirst {
+  Span<const double> p;
+  Span<double> out;
+  TISSUE_HD void operator()(std::size_t i) const { out[i] = p[i] - p[0]; }
+};
+
+/// p = centre + scale (p - centroid), per coordinate.
+struct Similarity {
+  double scale, centroid, centre;
+  Span<double> p;
+  TISSUE_HD void operator()(std::size_t i) const { p[i] = centre + scale * (p[i] - centroid); }
+};
+
+}  // namespace
+
+LinearSolver linear_solver_from_string(const std::string& name) {
+  if (name == "direct") return LinearSolver::direct;
+  if (name == "cg") return LinearSolver::conjugate_gradient;
+  throw std::invalid_argument("unknown linear solver '" + name + "' (expected direct or cg)");
+}
+
+std::string to_string(LinearSolver s) {
+  return s == LinearSolver::direct ? "direct" : "cg";
+}
+
+OperatorPattern operator_pattern(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology) {
+  OperatorPattern p;
+  const std::size_t n = mesh.vertex_count();
+  p.offsets.assign(n + 1, 0);
+  p.diagonal.assign(n, 0);
+  for (std::size_t v = 0; v < n; ++v) p.offsets[v + 1] = p.offsets[v] + topology.degree(v) + 1;
+  p.columns.resize(static_cast<std::size_t>(p.offsets[n]));
+  p.rows.resize(p.columns.size());
+  for (std::size_t v = 0; v < n; ++v) {
+    auto out = static_cast<std::size_t>(p.offsets[v]);
+    bool placed = false;
+    for (auto k = static_cast<std::size_t>(topology.vertex_offsets[v]);
+         k < static_cast<std::size_t>(topology.vertex_offsets[v + 1]); ++k) {
+      const std::int32_t w = topology.vertex_neighbours[k];
+      if (!placed && w > static_cast<std::int32_t>(v)) {
+        p.diagonal[v] = static_cast<std::int32_t>(out);
+        p.rows[out] = static_cast<std::int32_t>(v);
+        p.columns[out++] = static_cast<std::int32_t>(v);
+        placed = true;
+      }
+      p.rows[out] = static_cast<std::int32_t>(v);
+      p.columns[out++] = w;
+    }
+    if (!placed) {
+      p.diagonal[v] = static_cast<std::int32_t>(out);
+      p.rows[out] = static_cast<std::int32_t>(v);
+      p.columns[out] = static_cast<std::int32_t>(v);
+    }
+  }
+  p.sources.assign(2 * p.columns.size(), -1);
+  const auto entry = [&](std::int32_t i, std::int32_t j) {
+    const auto first = p.columns.begin() + p.offsets[static_cast<std::size_t>(i)];
+    const auto last = p.columns.begin() + p.offsets[static_cast<std::size_t>(i) + 1];
+    return static_cast<std::size_t>(std::lower_bound(first, last, j) - p.columns.begin());
+  };
+  for (std::size_t f = 0; f < mesh.face_count(); ++f)
+    for (int ci = 0; ci < 3; ++ci)
+      for (int cj = 0; cj < 3; ++cj) {
+        if (ci == cj) continue;
+        const std::size_t k = entry(mesh.corner(f, ci), mesh.corner(f, cj));
+        const auto code = static_cast<std::int32_t>(9 * f + 3 * static_cast<std::size_t>(ci) +
+                                                    static_cast<std::size_t>(cj));
+        if (p.sources[2 * k] < 0)
+          p.sources[2 * k] = code;
+        else
+          p.sources[2 * k + 1] = code;
+      }
+  p.corner_offsets = topology.face_offsets;
+  p.vertex_corners.resize(topology.vertex_faces.size());
+  for (std::size_t v = 0; v < n; ++v)
+    for (auto q = static_cast<std::size_t>(topology.face_offsets[v]);
+         q < static_cast<std::size_t>(topology.face_offsets[v + 1]); ++q) {
+      const auto f = static_cast<std::size_t>(topology.vertex_faces[q]);
+      int c = 0;
+      while (mesh.corner(f, c) != static_cast<std::int32_t>(v)) ++c;
+      p.vertex_corners[q] = static_cast<std::int32_t>(3 * f) + c;
+    }
+  return p;
+}
+
+ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
+                                             const ConformalWillmoreSettings& settings)
+    : mesh_(mesh), settings_(settings), n_(mesh.vertex_count()) {
+  if (settings.inverse_iterations < 1) throw std::invalid_argument("inverse_iterations must be >= 1");
+  if (!(settings.cg_tolerance > 0.0)) throw std::invalid_argument("cg_tolerance must be > 0");
+  if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
+  mesh::validate(mesh_, "conformal Willmore flow");
+  const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
+  if (topology.boundary_edges > 0)
+    throw InputError("conformal Willmore flow: the mesh has " + std::to_string(topology.boundary_edges) +
+                     " boundary edges; the flow needs a closed surface");
+  pattern_ = operator_pattern(mesh_, topology);
+
+  x_.assign(mesh_.x);
+  y_.assign(mesh_.y);
+  z_.assign(mesh_.z);
+  faces_.assign(mesh_.faces);
+  offsets_.assign(pattern_.offsets);
+  columns_.assign(pattern_.columns);
+  rows_.assign(pattern_.rows);
+  sources_.assign(pattern_.sources);
+  corner_offsets_.assign(pattern_.corner_offsets);
+  vertex_corners_.assign(pattern_.vertex_corners);
+  for (auto* b : {&mass_, &h_, &rho_}) b->resize(n_);
+  normal_.resize(3 * n_);
+  omega_.resize(3 * n_);
+  work_.resize(4 * n_);
+  scratch_.resize(4 * n_);
+  diagonal_.assign(pattern_.diagonal);
+  lambda_.resize(4 * n_);
+  sums_.resize(kSumCount * n_);
+  rho_.zero();
+
+  laplacian_.set_pattern(static_cast<std::int32_t>(n_), pattern_.offsets, pattern_.columns);
+  // E: 4 x 4 blocks on the same pattern; row 4 i + r holds block columns in order, 4 values each
+  std::vector<std::int32_t> offsets4(4 * n_ + 1, 0), columns4(16 * pattern_.columns.size());
+  for (std::size_t v = 0; v < n_; ++v) {
+    const auto first = static_cast<std::size_t>(pattern_.offsets[v]);
+    const auto degree = static_cast<std::size_t>(pattern_.offsets[v + 1]) - first;
+    for (std::size_t r = 0; r < 4; ++r) {
+      const std::size_t base = 16 * first + r * 4 * degree;
+      offsets4[4 * v + r] = static_cast<std::int32_t>(base);
+      for (std::size_t l = 0; l < degree; ++l)
+        for (std::size_t c = 0; c < 4; ++c)
+          columns4[base + 4 * l + c] = 4 * pattern_.columns[first + l] + static_cast<std::int32_t>(c);
+    }
+  }
+  offsets4[4 * n_] = static_cast<std::int32_t>(columns4.size());
+  dirac_.set_pattern(static_cast<std::int32_t>(4 * n_), offsets4, columns4);
+  projection_.assign(4, 0.0);
+}
+
+namespace {
+SurfaceView surface_view(const DeviceBuffer<double>& x, const DeviceBuffer<double>& y,
+                         const DeviceBuffer<double>& z, const DeviceBuffer<std::int32_t>& faces) {
+  return {x.span(), y.span(), z.span(), faces.span()};
+}
+}  // namespace
+
+void ConformalWillmoreFlow::update_geometry() {
+  exec::parallel_for(n_, VertexGeometry{surface_view(x_, y_, z_, faces_), corner_offsets_.span(),
+                                        vertex_corners_.span(), mass_.span(), normal_.span()});
+}
+
+void ConformalWillmoreFlow::assemble_laplacian() {
+  const PatternView pattern{offsets_.span(),        columns_.span(),       rows_.span(), sources_.span(),
+                            corner_offsets_.span(), vertex_corners_.span()};
+  exec::parallel_for(laplacian_.nonzeros(), CotangentLaplacianEntries{surface_view(x_, y_, z_, faces_), pattern,
+                                                                      laplacian_.values.span()});
+}
+
+SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
+  exec::parallel_for(n_, MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_.span(), columns_.span(),
+                                       corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
+                                       mass_.span(), normal_.span(), h_.span(), sums_.span()});
+  std::vector<double> s(kSumCount);
+  for (std::size_t c = 0; c < kSumCount; ++c)
+    s[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
+  // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
+  // M-orthogonal projection of H onto span B (Cholesky of G; G is definite on any closed surface)
+  double g[4][4];
+  std::size_t col = kSumGram;
+  for (int a = 0; a < 4; ++a)
+    for (int b = a; b < 4; ++b) g[a][b] = g[b][a] = s[col++];
+  double l[4][4] = {};
+  for (int j = 0; j < 4; ++j) {
+    double d = g[j][j];
+    for (int k = 0; k < j; ++k) d -= l[j][k] * l[j][k];
+    if (!(d > 0.0)) throw NumericalError("conformal Willmore flow: the normals span a degenerate basis");
+    l[j][j] = std::sqrt(d);
+    for (int i = j + 1; i < 4; ++i) {
+      double t = g[i][j];
+      for (int k = 0; k < j; ++k) t -= l[i][k] * l[j][k];
+      l[i][j] = t / l[j][j];
+    }
+  }
+  double y[4];
+  for (int i = 0; i < 4; ++i) {
+    double t = s[kSumProjection + static_cast<std::size_t>(i)];
+    for (int k = 0; k < i; ++k) t -= l[i][k] * y[k];
+    y[i] = t / l[i][i];
+  }
+  for (int i = 3; i >= 0; --i) {
+    double t = y[i];
+    for (int k = i + 1; k < 4; ++k) t -= l[k][i] * projection_[static_cast<std::size_t>(k)];
+    projection_[static_cast<std::size_t>(i)] = t / l[i][i];
+  }
+  SurfaceMeasures m;
+  m.area = s[kSumArea];
+  m.willmore = s[kSumWillmore];
+  m.volume = s[kSumVolume];
+  for (std::size_t c = 0; c < 3; ++c) centroid_before_[c] = s[kSumCentroid + c] / m.area;
+  before_ = m;
+  return m;
+}
+
+void ConformalWillmoreFlow::project_curvature_change(double tau) {
+  exec::parallel_for(n_, CurvatureChange{tau, projection_[0], projection_[1], projection_[2], projection_[3],
+                                         h_.span(), normal_.span(), rho_.span()});
+}
+
+void ConformalWillmoreFlow::assemble_dirac() {
+  const PatternView pattern{offsets_.span(),        columns_.span(),       rows_.span(), sources_.span(),
+                            corner_offsets_.span(), vertex_corners_.span()};
+  // the shift is relative to E's mean diagonal; at rho = 0 E_ii = sum_f |e_i|^2 / (4 A_f) = L_ii (cot b + cot c
+  // = |a|^2 / (2 A) in every triangle), so the mean diagonal is trace(L) / n
+  exec::parallel_for(n_, GatherEntries{laplacian_.values.span(), diagonal_.span(), scratch_.span()});
+  const double mean_diagonal = exec::sum(Span<const double>(scratch_.data(), n_)) / static_cast<double>(n_);
+  shift_ = settings_.eigen_shift * mean_diagonal;
+  exec::parallel_for(pattern_.columns.size(),
+                     DiracEntries{surface_view(x_, y_, z_, faces_), pattern, rho_.span(),
+                                  shift_, dirac_.values.span()});
+}
+
+void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
+  if (settings_.similarity_solver == LinearSolver::direct) {
+    dirac_factor_.solve(b, x);
+    return;
+  }
+  // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
+  product_.apply(dirac_, b, x);
+  const double quotient = linalg::dot(b, x, scratch_) / linalg::dot(b, b, scratch_);
+  exec::parallel_for(4 * n_, Scale{1.0 / quotient, b, x});
+  const linalg::CgResult r = cg_.solve(dirac_, b, x, {settings_.cg_tolerance, 20000});
+  report_.similarity_iterations += r.iterations;
+  if (!r.converged)
+    throw NumericalError("conformal Willmore flow: conjugate gradients on the Dirac operator did not converge "
+                         "(relative residual " + std::to_string(r.relative_residual) + ")");
+}
+
+void ConformalWillmoreFlow::similarity_transform() {
+  report_.similarity_iterations = 0;
+  if (settings_.similarity_solver == LinearSolver::direct) dirac_factor_.factorize(dirac_);
+  exec::parallel_for(n_, IdentityTransform{lambda_.span()});
+  const Span<double> ys(work_.data(), 4 * n_);
+  const double area = exec::sum(mass_.span());
+  for (int it = 0; it < settings_.inverse_iterations; ++it) {
+    solve_dirac(lambda_.span(), ys);
+    // normalise so that sum M |lambda|^2 = sum M (the transform keeps the area to first order)
+    exec::parallel_for(n_, WeightedNorm{ys, mass_.span(), Span<double>(sums_.data(), n_)});
+    const double norm = exec::sum(Span<const double>(sums_.data(), n_));
+    if (!(norm > 0.0) || !std::isfinite(norm))
+      throw NumericalError("conformal Willmore flow: the similarity transform vanished or diverged");
+    exec::parallel_for(4 * n_, Scale{std::sqrt(area / norm), ys, lambda_.span()});
+  }
+  product_.apply(dirac_, lambda_.span(), ys);
+  const double shift_free = linalg::dot(lambda_.span(), ys, scratch_) / linalg::dot(lambda_.span(), lambda_.span(), scratch_);
+  report_.eigenvalue = shift_free - shift_;
+}
+
+void ConformalWillmoreFlow::transformed_edges() {
+  exec::parallel_for(n_, TransformedEdgeDivergence{surface_view(x_, y_, z_, faces_), corner_offsets_.span(),
+                                                   vertex_corners_.span(), lambda_.span(), omega_.span()});
+}
+
+void ConformalWillmoreFlow::spin_positions() {
+  report_.positions_iterations = 0;
+  // pin vertex 0: (L + e0 e0^T) x = omega has the solution of L x = omega with x_0 = 0
+  exec::parallel_for(1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
+  if (settings_.positions_solver == LinearSolver::direct) laplacian_factor_.factorize(laplacian_);
+  DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
+  for (std::size_t c = 0; c < 3; ++c) {
+    const Span<const double> b(omega_.data() + c * n_, n_);
+    const Span<double> x(work_.data() + c * n_, n_);
+    if (settings_.positions_solver == LinearSolver::direct) {
+      laplacian_factor_.solve(b, x);
+      continue;
+    }
+    exec::parallel_for(n_, RelativeToFirst{coordinate[c]->span(), x});
+    const linalg::CgResult r = cg_.solve(laplacian_, b, x, {settings_.cg_tolerance, 20000});
+    report_.positions_iterations += r.iterations;
+    if (!r.converged)
+      throw NumericalError("conformal Willmore flow: conjugate gradients on the Laplacian did not converge "
+                           "(relative residual " + std::to_string(r.relative_residual) + ")");
+  }
+  for (std::size_t c = 0; c < 3; ++c) exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
+}
+
+void ConformalWillmoreFlow::normalize_positions() {
+  update_geometry();
+  // area and centroid of the new surface
+  DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
+  const double area = exec::sum(mass_.span());
+  double centroid[3];
+  for (std::size_t c = 0; c < 3; ++c) centroid[c] = linalg::dot(mass_.span(), coordinate[c]->span(), scratch_) / area;
+  const double scale = settings_.preserve_area ? std::sqrt(before_.area / area) : 1.0;
+  for (std::size_t c = 0; c < 3; ++c)
+    exec::parallel_for(n_, Similarity{scale, centroid[c], centroid_before_[c], coordinate[c]->span()});
+}
+
+void ConformalWillmoreFlow::step(double tau) {
+  if (!(tau > 0.0)) throw std::invalid_argument("the time step tau must be > 0");
+  update_geometry();
+  assemble_laplacian();
+  mean_curvature();
+  project_curvature_change(tau);
+  assemble_dirac();
+  similarity_transform();
+  transformed_edges();
+  spin_positions();
+  normalize_positions();
+}
+
+SurfaceMeasures ConformalWillmoreFlow::measures() {
+  update_geometry();
+  assemble_laplacian();
+  return mean_curvature();
+}
+
+void ConformalWillmoreFlow::set_curvature_change(const std::vector<double>& rho) {
+  if (rho.size() != n_) throw std::invalid_argument("set_curvature_change: one value per vertex");
+  rho_.assign(rho);
+}
+
+void ConformalWillmoreFlow::set_positions(const std::vector<double>& xyz) {
+  if (xyz.size() != 3 * n_) throw std::invalid_argument("set_positions: 3 values per vertex");
+  std::vector<double> c(n_);
+  DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
+  for (std::size_t k = 0; k < 3; ++k) {
+    for (std::size_t v = 0; v < n_; ++v) c[v] = xyz[3 * v + k];
+    coordinate[k]->assign(c);
+  }
+}
+
+std::vector<double> ConformalWillmoreFlow::positions() const {
+  const auto x = x_.to_host(), y = y_.to_host(), z = z_.to_host();
+  std::vector<double> xyz(3 * n_);
+  for (std::size_t v = 0; v < n_; ++v) {
+    xyz[3 * v] = x[v];
+    xyz[3 * v + 1] = y[v];
+    xyz[3 * v + 2] = z[v];
+  }
+  return xyz;
+}
+
+}  // namespace tissue::curvature_flow

@@ -1,0 +1,159 @@
+#pragma once
+/// @file conformal_willmore.hpp
+/// Conformal Willmore flow of closed triangle meshes by spin transformations (Crane, Pinkall, Schröder
+/// 2013, "Robust fairing via conformal curvature flow", ACM TOG 32(4); the spin transformation of Crane,
+/// Pinkall, Schröder 2011, ACM TOG 30(4); seed 002). One step of time step tau:
+///
+///   1. vertex masses M_i (a third of the incident face areas), area-weighted unit normals N_i, and the
+///      cotangent Laplacian L on the sparsity pattern shared with the Dirac operator;
+///   2. mean curvature H_i = N_i . (L x)_i / (2 M_i) (so H = 1/R on a sphere of radius R), the Willmore
+///      energy W = sum_i M_i H_i^2 (4 pi on a round sphere);
+///   3. the Willmore gradient step in curvature space, rho = -tau P(H) (2013, §4-5: the flow of the
+///      curvature half-density is d rho/dt = -rho), with P the M-orthogonal projection that removes
+///      span{1, N_x, N_y, N_z}, the changes that would open the surface (2013, §5.4);
+///   4. the similarity transforms lambda (one quaternion per vertex): the eigenvector of the smallest
+///      eigenvalue of E = (D - rho)^* A (D - rho) by inverse iteration (2011, §5.2);
+///   5. the transformed edges and their divergence omega_i = -sum_j w_ij etilde_ij (2011, §5.3);
+///   6. the new positions from the Poisson problem L xtilde = omega (one vertex pinned), translated back to
+///      the old centroid and, optionally, scaled back to the old area.
+///
+/// Linear solves: a direct sparse Cholesky (Eigen on the CPU backend, cuSOLVER on the GPU) or Jacobi
+/// conjugate gradients (cuSPARSE products on the GPU), chosen per problem. Double precision throughout.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/exec/device_buffer.hpp"
+#include "engine/linalg/conjugate_gradient.hpp"
+#include "engine/linalg/sparse_cholesky.hpp"
+#include "engine/linalg/sparse_matrix.hpp"
+#include "engine/mesh/triangle_mesh.hpp"
+
+namespace tissue::curvature_flow {
+
+/// How a linear problem of the flow is solved.
+enum class LinearSolver { direct, conjugate_gradient };
+
+/// Parses "direct" or "cg". @throws std::invalid_argument otherwise.
+LinearSolver linear_solver_from_string(const std::string& name);
+std::string to_string(LinearSolver s);
+
+/// Settings of the flow.
+struct ConformalWillmoreSettings {
+  LinearSolver similarity_solver = LinearSolver::direct;  ///< for the inverse iteration on E
+  LinearSolver positions_solver = LinearSolver::direct;   ///< for the Poisson problem of the positions
+  int inverse_iterations = 3;         ///< solves per eigenvector (the seed converges in 3 or fewer)
+  double cg_tolerance = 1e-10;        ///< relative residual of conjugate-gradient solves
+  double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
+                              ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
+  bool preserve_area = true;          ///< scale each new surface back to the area before the step
+};
+
+/// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator (vertex-vertex
+/// adjacency plus the diagonal, columns ascending), with the entry sources each assembly thread gathers
+/// from: the transposed form of the seed's precomputed entry indices (the seed scatters per face with
+/// atomics into precomputed entry positions; gathering per entry from precomputed face corners needs no
+/// atomics and gives the same result whatever the thread order).
+struct OperatorPattern {
+  std::vector<std::int32_t> offsets;         ///< vertices + 1
+  std::vector<std::int32_t> columns, rows;   ///< per entry
+  std::vector<std::int32_t> diagonal;        ///< entry index of (v, v), per vertex
+  std::vector<std::int32_t> sources;         ///< 2 per entry: 9 f + 3 ci + cj, or -1
+  std::vector<std::int32_t> corner_offsets;  ///< vertices + 1
+  std::vector<std::int32_t> vertex_corners;  ///< 3 f + c for every corner of vertex v, faces ascending
+};
+
+/// Builds the pattern of a valid mesh (mesh::build_topology accepts it).
+OperatorPattern operator_pattern(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
+
+/// Scalar measures of the current surface.
+struct SurfaceMeasures {
+  double area = 0.0;      ///< total area [length^2]
+  double willmore = 0.0;  ///< W = sum_i M_i H_i^2 [dimensionless]
+  double volume = 0.0;    ///< enclosed volume (divergence theorem) [length^3]
+};
+
+/// What the last step's solvers did.
+struct StepReport {
+  int similarity_iterations = 0;  ///< conjugate-gradient iterations summed over the inverse iteration
+  int positions_iterations = 0;   ///< summed over the three coordinates
+  double eigenvalue = 0.0;        ///< Rayleigh quotient of lambda for E (shift removed)
+};
+
+/// The flow of one closed mesh on the active backend.
+class ConformalWillmoreFlow {
+ public:
+  /// @throws InputError for a mesh with boundary edges (the flow is for closed surfaces) or an invalid
+  /// mesh; std::invalid_argument for bad settings.
+  ConformalWillmoreFlow(const mesh::TriangleMesh& mesh, const ConformalWillmoreSettings& settings);
+
+  /// One flow step of time step tau > 0 (steps 1-6 above). @throws NumericalError when a solve fails.
+  void step(double tau);
+
+  // The stages of step(), public for the benchmark and the tests, in the order step() runs them.
+  /// Vertex masses and normals.
+  void update_geometry();
+  /// Fills laplacian() from the current positions.
+  void assemble_laplacian();
+  /// H per vertex and the sums of the projection; returns (and keeps for normalize_positions()) the
+  /// measures of the surface.
+  SurfaceMeasures mean_curvature();
+  /// rho = -tau P(H) from the last mean_curvature().
+  void project_curvature_change(double tau);
+  /// Fills dirac() (E with the current rho).
+  void assemble_dirac();
+  /// lambda from E by inverse iteration.
+  void similarity_transform();
+  /// omega from lambda.
+  void transformed_edges();
+  /// New positions from omega (pins laplacian(): assemble again before using it).
+  void spin_positions();
+  /// Translation and optional area rescaling of the new positions.
+  void normalize_positions();
+
+  /// Measures of the current surface (runs the first three stages).
+  SurfaceMeasures measures();
+
+  std::size_t vertex_count() const { return n_; }
+  const mesh::TriangleMesh& mesh() const { return mesh_; }
+  const OperatorPattern& pattern() const { return pattern_; }
+  const linalg::CsrMatrix& laplacian() const { return laplacian_; }
+  const linalg::CsrMatrix& dirac() const { return dirac_; }
+  const StepReport& report() const { return report_; }
+  const ConformalWillmoreSettings& settings() const { return settings_; }
+
+  /// Sets rho directly (one value per vertex, [1/length]); for tests of the spin transformation.
+  void set_curvature_change(const std::vector<double>& rho);
+  /// Replaces the positions (3 n values, x y z interleaved per vertex).
+  void set_positions(const std::vector<double>& xyz);
+  /// Positions, 3 n values (x y z per vertex).
+  std::vector<double> positions() const;
+  /// Mean curvature per vertex from the last mean_curvature() [1/length].
+  std::vector<double> mean_curvature_values() const { return h_.to_host(); }
+  /// lambda, 4 n values (w x y z per vertex).
+  std::vector<double> similarity_values() const { return lambda_.to_host(); }
+
+ private:
+  void solve_dirac(Span<const double> b, Span<double> x);
+
+  mesh::TriangleMesh mesh_;  ///< topology and initial positions (host)
+  ConformalWillmoreSettings settings_;
+  std::size_t n_ = 0;
+  OperatorPattern pattern_;
+  DeviceBuffer<double> x_, y_, z_;  ///< positions [length]
+  DeviceBuffer<std::int32_t> faces_, diagonal_, offsets_, columns_, rows_, sources_, corner_offsets_,
+      vertex_corners_;
+  DeviceBuffer<double> mass_, normal_, h_, rho_, sums_, lambda_, omega_, work_, scratch_;
+  linalg::CsrMatrix laplacian_, dirac_;
+  linalg::SparseCholesky laplacian_factor_, dirac_factor_;
+  linalg::ConjugateGradient cg_;
+  linalg::SparseProduct product_;
+  std::vector<double> projection_;  ///< coefficients of H on {1, N_x, N_y, N_z}
+  SurfaceMeasures before_;          ///< measures at the start of the step
+  double shift_ = 0.0;              ///< the shift on E's diagonal
+  double centroid_before_[3] = {0.0, 0.0, 0.0};
+  StepReport report_;
+};
+
+}  // namespace tissue::curvature_flow

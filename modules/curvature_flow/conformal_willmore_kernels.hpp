@@ -1,0 +1,204 @@
+#pragma once
+/// @file conformal_willmore_kernels.hpp
+/// Pure TISSUE_HD math of conformal Willmore flow by spin transformations (Crane, Pinkall, Schröder 2011,
+/// "Spin transformations of discrete surfaces", §5; 2013, "Robust fairing via conformal curvature flow",
+/// §5; seed 002): quaternions, the per-face terms of the cotangent Laplacian and of the quaternionic
+/// operator (D - rho)^* A (D - rho) of the eigenvalue problem, and the transformed edges. Positions in
+/// [length], faces counter-clockwise seen from outside; one functor per kernel, launched by
+/// exec::parallel_for with one thread per sparsity-pattern entry or per vertex (gather, no atomics).
+
+#include <cstdint>
+
+#include "engine/exec/config.hpp"
+#include "engine/exec/math.hpp"
+#include "engine/exec/span.hpp"
+
+namespace tissue::curvature_flow {
+
+/// A quaternion w + x i + y j + z k.
+struct Quaternion {
+  double w, x, y, z;
+};
+
+/// The Hamilton product a b.
+TISSUE_HD inline Quaternion hamilton(const Quaternion& a, const Quaternion& b) {
+  return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+          a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+}
+TISSUE_HD inline Quaternion conjugate(const Quaternion& q) {
+  return {q.w, -q.x, -q.y, -q.z};
+}
+TISSUE_HD inline Quaternion operator+(const Quaternion& a, const Quaternion& b) {
+  return {a.w + b.w, a.x + b.x, a.y + b.y, a.z + b.z};
+}
+TISSUE_HD inline Quaternion operator*(double s, const Quaternion& q) {
+  return {s * q.w, s * q.x, s * q.y, s * q.z};
+}
+
+/// Entry (r, c) of the real 4x4 matrix of left multiplication by q: (q p)_r = sum_c M_rc p_c with the
+/// components ordered (w, x, y, z). The quaternionic matrices of the flow are stored this way as real
+/// CSR matrices of 4 x 4 blocks.
+TISSUE_HD inline double left_multiplication(const Quaternion& q, int r, int c) {
+  // rows: (w -x -y -z), (x w -z y), (y z w -x), (z -y x w)
+  const double v[4] = {q.w, q.x, q.y, q.z};
+  constexpr int index[4][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
+  constexpr int sign[4][4] = {{1, -1, -1, -1}, {1, 1, -1, 1}, {1, 1, 1, -1}, {1, -1, 1, 1}};
+  return sign[r][c] * v[index[r][c]];
+}
+
+/// Vertex positions and faces as the kernels read them.
+struct SurfaceView {
+  Span<const double> x, y, z;
+  Span<const std::int32_t> faces;  ///< 3 per face
+
+  TISSUE_HD Quaternion point(std::int32_t v) const {
+    const auto i = static_cast<std::size_t>(v);
+    return {0.0, x[i], y[i], z[i]};
+  }
+  TISSUE_HD std::int32_t corner(std::int32_t f, int c) const {
+    return faces[3 * static_cast<std::size_t>(f) + static_cast<std::size_t>(c)];
+  }
+};
+
+/// The geometry of one face: edges opposite each corner, e[c] = p[c + 2] - p[c + 1] (imaginary
+/// quaternions, counter-clockwise), area [length^2] and the cotangent of each corner's angle.
+struct FaceGeometry {
+  Quaternion e[3];
+  double area;
+  double cot[3];
+};
+
+TISSUE_HD inline FaceGeometry face_geometry(const SurfaceView& s, std::int32_t f) {
+  FaceGeometry g{};
+  Quaternion p[3];
+  for (int c = 0; c < 3; ++c) p[c] = s.point(s.corner(f, c));
+  for (int c = 0; c < 3; ++c) {
+    const Quaternion& a = p[(c + 1) % 3];
+    const Quaternion& b = p[(c + 2) % 3];
+    g.e[c] = {0.0, b.x - a.x, b.y - a.y, b.z - a.z};
+  }
+  // |e1 x e2| = 2 A; the angle at corner c lies between -e[c+1] and e[c+2]
+  const Quaternion& u = g.e[1];
+  const Quaternion& v = g.e[2];
+  const double cx = u.y * v.z - u.z * v.y, cy = u.z * v.x - u.x * v.z, cz = u.x * v.y - u.y * v.x;
+  const double twice_area = math::sqrt(cx * cx + cy * cy + cz * cz);
+  g.area = 0.5 * twice_area;
+  for (int c = 0; c < 3; ++c) {
+    const Quaternion& a = g.e[(c + 1) % 3];
+    const Quaternion& b = g.e[(c + 2) % 3];
+    g.cot[c] = -(a.x * b.x + a.y * b.y + a.z * b.z) / twice_area;
+  }
+  return g;
+}
+
+/// Decodes a pattern-entry source s = 9 f + 3 ci + cj: face f, where the entry's row vertex is corner ci
+/// and its column vertex corner cj.
+struct EntrySource {
+  std::int32_t face;
+  int ci, cj;
+};
+TISSUE_HD inline EntrySource decode_source(std::int32_t s) {
+  return {s / 9, (s % 9) / 3, s % 3};
+}
+
+/// The shared sparsity pattern of the cotangent Laplacian and the Dirac operator, as kernels read it.
+/// Off-diagonal entry k gathers from sources[2k], sources[2k + 1] (the one or two faces holding its edge;
+/// -1 for none); diagonal entry k of vertex v gathers from v's corners vertex_corners[corner_offsets[v]
+/// .. corner_offsets[v + 1]) (3 f + c).
+struct PatternView {
+  Span<const std::int32_t> offsets, columns, rows, sources;
+  Span<const std::int32_t> corner_offsets, vertex_corners;
+};
+
+/// The cotangent Laplacian (positive semi-definite form): L_ij = -(cot a_ij + cot b_ij) / 2 for an edge,
+/// L_ii = -sum_j L_ij [dimensionless]; (L f)_i = sum_j w_ij (f_i - f_j). One thread per pattern entry.
+struct CotangentLaplacianEntries {
+  SurfaceView surface;
+  PatternView pattern;
+  Span<double> values;
+
+  TISSUE_HD void operator()(std::size_t k) const {
+    const std::int32_t i = pattern.rows[k];
+    double sum = 0.0;
+    if (pattern.columns[k] != i) {
+      for (int s = 0; s < 2; ++s) {
+        const std::int32_t code = pattern.sources[2 * k + static_cast<std::size_t>(s)];
+        if (code < 0) continue;
+        const EntrySource src = decode_source(code);
+        const FaceGeometry g = face_geometry(surface, src.face);
+        sum -= 0.5 * g.cot[3 - src.ci - src.cj];
+      }
+    } else {
+      const auto v = static_cast<std::size_t>(i);
+      for (std::int32_t q = pattern.corner_offsets[v]; q < pattern.corner_offsets[v + 1]; ++q) {
+        const std::int32_t fc = pattern.vertex_corners[static_cast<std::size_t>(q)];
+        const int c = fc % 3;
+        const FaceGeometry g = face_geometry(surface, fc / 3);
+        sum += 0.5 * (g.cot[(c + 1) % 3] + g.cot[(c + 2) % 3]);
+      }
+    }
+    values[k] = sum;
+  }
+};
+
+/// The entry (i, j) of the quaternionic matrix E = (D - rho)^* A (D - rho) of Crane et al. 2011, §5.2:
+/// per face holding i and j, -e_i e_j / (4 A) + (rho_i e_j - rho_j e_i) / 6 + A rho_i rho_j / 9, with e_c
+/// the edge opposite corner c; its smallest eigenvector is the similarity transform lambda. Diagonal
+/// entries are real: sum over v's faces of |e_i|^2 / (4 A) + A rho_i^2 / 9. Written as the 4 x 4 block of
+/// left multiplication at row block i, block column k - offsets[i] (E's layout: see
+/// ConformalWillmoreFlow), plus `shift` on the diagonal, which keeps the factorization definite when E is
+/// singular (rho = 0 on a round sphere). One thread per pattern entry.
+struct DiracEntries {
+  SurfaceView surface;
+  PatternView pattern;
+  Span<const double> rho;  ///< curvature change per vertex [1/length]
+  double shift;                  ///< added to E's diagonal [dimensionless]
+  Span<double> values;     ///< E's 16 nnz(pattern) values
+
+  TISSUE_HD void operator()(std::size_t k) const {
+    const std::int32_t i = pattern.rows[k];
+    const std::int32_t j = pattern.columns[k];
+    Quaternion q{0.0, 0.0, 0.0, 0.0};
+    const double rho_i = rho[static_cast<std::size_t>(i)];
+    if (j != i) {
+      const double rho_j = rho[static_cast<std::size_t>(j)];
+      for (int s = 0; s < 2; ++s) {
+        const std::int32_t code = pattern.sources[2 * k + static_cast<std::size_t>(s)];
+        if (code < 0) continue;
+        const EntrySource src = decode_source(code);
+        const FaceGeometry g = face_geometry(surface, src.face);
+        const Quaternion& ei = g.e[src.ci];
+        const Quaternion& ej = g.e[src.cj];
+        q = q + (-1.0 / (4.0 * g.area)) * hamilton(ei, ej) + (1.0 / 6.0) * (rho_i * ej + (-rho_j) * ei);
+        q.w += g.area * rho_i * rho_j / 9.0;
+      }
+    } else {
+      const auto v = static_cast<std::size_t>(i);
+      for (std::int32_t c = pattern.corner_offsets[v]; c < pattern.corner_offsets[v + 1]; ++c) {
+        const std::int32_t fc = pattern.vertex_corners[static_cast<std::size_t>(c)];
+        const FaceGeometry g = face_geometry(surface, fc / 3);
+        const Quaternion& e = g.e[fc % 3];
+        q.w += (e.x * e.x + e.y * e.y + e.z * e.z) / (4.0 * g.area) + g.area * rho_i * rho_i / 9.0;
+      }
+      q.w += shift;
+    }
+    const auto row = static_cast<std::size_t>(i);
+    const auto first = static_cast<std::size_t>(pattern.offsets[row]);
+    const auto degree = static_cast<std::size_t>(pattern.offsets[row + 1]) - first;
+    const std::size_t local = k - first;
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 4; ++c)
+        values[16 * first + static_cast<std::size_t>(r) * 4 * degree + 4 * local + static_cast<std::size_t>(c)] =
+            left_multiplication(q, r, c);
+  }
+};
+
+/// The image of edge vector e under the similarity transforms lambda_a, lambda_b of its end points
+/// (Crane et al. 2011, §5.3): conj(la) e la / 3 + conj(la) e lb / 6 + conj(lb) e la / 6 + conj(lb) e lb / 3.
+TISSUE_HD inline Quaternion transformed_edge(const Quaternion& la, const Quaternion& lb, const Quaternion& e) {
+  const Quaternion ca = conjugate(la), cb = conjugate(lb);
+  return (1.0 / 3.0) * hamilton(hamilton(ca, e), la) + (1.0 / 6.0) * hamilton(hamilton(ca, e), lb) +
+         (1.0 / 6.0) * hamilton(hamilton(cb, e), la) + (1.0 / 3.0) * hamilton(hamilton(cb, e), lb);
+}
+
+}  // namespace tissue::curvature_flow
