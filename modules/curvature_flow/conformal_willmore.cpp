@@ -289,9 +289,6 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
   mesh::validate(mesh_, "conformal Willmore flow");
   const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
-  if (topology.boundary_edges > 0)
-    throw InputError("conformal Willmore flow: the mesh has " + std::to_string(topology.boundary_edges) +
-                     " boundary edges; the flow needs a closed surface");
   pattern_ = operator_pattern(mesh_, topology);
 
   x_.assign(mesh_.x);
@@ -360,16 +357,19 @@ SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
   for (std::size_t c = 0; c < kSumCount; ++c)
     s[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
   // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
-  // M-orthogonal projection of H onto span B (Cholesky of G; G is definite on any closed surface)
+  // M-orthogonal projection of H onto span B. Cholesky of G, dropping a basis vector that depends on the
+  // earlier ones (a flat mesh has constant normals), which is Gram-Schmidt with the same span.
   double g[4][4];
   std::size_t col = kSumGram;
   for (int a = 0; a < 4; ++a)
     for (int b = a; b < 4; ++b) g[a][b] = g[b][a] = s[col++];
   double l[4][4] = {};
+  bool kept[4] = {};
   for (int j = 0; j < 4; ++j) {
     double d = g[j][j];
     for (int k = 0; k < j; ++k) d -= l[j][k] * l[j][k];
-    if (!(d > 0.0)) throw NumericalError("conformal Willmore flow: the normals span a degenerate basis");
+    kept[j] = d > 1e-12 * g[j][j];
+    if (!kept[j]) continue;
     l[j][j] = std::sqrt(d);
     for (int i = j + 1; i < 4; ++i) {
       double t = g[i][j];
@@ -381,12 +381,12 @@ SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
   for (int i = 0; i < 4; ++i) {
     double t = s[kSumProjection + static_cast<std::size_t>(i)];
     for (int k = 0; k < i; ++k) t -= l[i][k] * y[k];
-    y[i] = t / l[i][i];
+    y[i] = kept[i] ? t / l[i][i] : 0.0;
   }
   for (int i = 3; i >= 0; --i) {
     double t = y[i];
     for (int k = i + 1; k < 4; ++k) t -= l[k][i] * projection_[static_cast<std::size_t>(k)];
-    projection_[static_cast<std::size_t>(i)] = t / l[i][i];
+    projection_[static_cast<std::size_t>(i)] = kept[i] ? t / l[i][i] : 0.0;
   }
   SurfaceMeasures m;
   m.area = s[kSumArea];

@@ -84,8 +84,9 @@ struct StepReport {
 /// The flow of one closed mesh on the active backend.
 class ConformalWillmoreFlow {
  public:
-  /// @throws InputError for a mesh with boundary edges (the flow is for closed surfaces) or an invalid
-  /// mesh; std::invalid_argument for bad settings.
+  /// The flow is meant for closed surfaces (the constraints of step 3 are theirs); on a mesh with boundary
+  /// (the Stanford bunny's holes) the boundary is free: natural boundary conditions of the operators.
+  /// @throws InputError for an invalid mesh; std::invalid_argument for bad settings.
   ConformalWillmoreFlow(const mesh::TriangleMesh& mesh, const ConformalWillmoreSettings& settings);
 
   /// One flow step of time step tau > 0 (steps 1-6 above). @throws NumericalError when a solve fails.

@@ -329,8 +329,18 @@ TEST_CASE("conjugate gradients and the direct solver give the same step", "[conf
   CHECK(max_abs_difference(direct.similarity_values(), cg.similarity_values()) < 1e-6);
 }
 
+TEST_CASE("a flat open mesh is a fixed point: H = 0, so rho = 0 and lambda = 1", "[conformal_willmore]") {
+  ConformalWillmoreFlow flow(mesh::rectangle_mesh(9, 7, 2.0, 1.5), {});
+  const auto p0 = flow.positions();
+  CHECK(flow.measures().willmore < 1e-20);
+  flow.step(1.0);
+  CHECK(max_abs_difference(flow.positions(), p0) < 1e-8);
+}
+
 TEST_CASE("conformal Willmore flow refuses bad input", "[conformal_willmore]") {
-  CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::rectangle_mesh(4, 4, 1.0, 1.0), {}), InputError);
+  mesh::TriangleMesh bad = mesh::icosphere(1, 1.0);
+  bad.faces[4] = bad.faces[3];  // a degenerate face
+  CHECK_THROWS_AS(ConformalWillmoreFlow(bad, {}), InputError);
   ConformalWillmoreSettings s;
   s.inverse_iterations = 0;
   CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
