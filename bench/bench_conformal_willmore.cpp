@@ -97,8 +97,10 @@ std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, i
   for (auto& row : rows) row.ms /= repeats;
   rows.back().ms = full / repeats;
   if (solver == LinearSolver::conjugate_gradient)
-    std::printf("  (cg iterations of the last step: %d on E over %d inverse iterations, %d on L over 3 coordinates)\n",
-                flow.report().similarity_iterations, s.inverse_iterations, flow.report().positions_iterations);
+    std::printf(
+        "  (cg iterations of the last step: %d on E over %d inverse iterations, %d on L over 3 "
+        "coordinates)\n",
+        flow.report().similarity_iterations, s.inverse_iterations, flow.report().positions_iterations);
   return rows;
 }
 
@@ -115,6 +117,8 @@ int main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "steps timed per solver")->check(CLI::PositiveNumber);
   app.add_option("--tau", tau, "time step")->check(CLI::PositiveNumber);
   app.add_option("--mesh", meshes, "OBJ files");
+  std::string solvers = "both";
+  app.add_option("--solver", solvers, "direct, cg or both")->check(CLI::IsMember({"direct", "cg", "both"}));
   CLI11_PARSE(app, argc, argv);
   exec::set_backend(backend == "cuda" ? exec::Backend::cuda : exec::Backend::cpu);
   const double bandwidth = bench::copy_bandwidth(std::size_t{1} << 28);
@@ -123,12 +127,13 @@ int main(int argc, char** argv) {
   std::printf("copy bandwidth %.0f GB/s\n", bandwidth * 1e-9);
   for (const auto& path : meshes) {
     const mesh::TriangleMesh m = mesh::read_obj(path);
-    const std::string name = path.find("bunny") != std::string::npos ? "bunny"
+    const std::string name = path.find("bunny") != std::string::npos  ? "bunny"
                              : path.find("spot") != std::string::npos ? "spot"
                                                                       : path;
     std::printf("\n%s: %zu vertices, %zu faces\n", name.c_str(), m.vertex_count(), m.face_count());
     std::printf("%-38s %12s %10s %8s %16s\n", "operation", "ms", "GB/s", "of copy", "seed M3000M ms");
     for (const LinearSolver solver : {LinearSolver::direct, LinearSolver::conjugate_gradient}) {
+      if (solvers != "both" && linear_solver_from_string(solvers) != solver) continue;
       for (const Row& row : time_stages(m, solver, repeats, tau)) {
         const std::string seed_key = row.op.rfind("vertex_mass", 0) == 0 ? "vertex_mass" : row.op;
         const double seed = seed_m3000m_ms(seed_key, name);
@@ -140,6 +145,7 @@ int main(int argc, char** argv) {
         }
         if (seed > 0) std::snprintf(sd, sizeof sd, "%.3f", seed);
         std::printf("%-38s %12.3f %10s %8s %16s\n", row.op.c_str(), row.ms, gb, frac, sd);
+        std::fflush(stdout);
       }
     }
   }

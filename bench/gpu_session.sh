@@ -2,7 +2,7 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network|membrane]...
+#   usage: bench/gpu_session.sh [all|tests|conformal|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network|membrane]...
 # membrane: scenarios/placodes.toml and scenarios/epidermis_spot.toml to 130000 steps (final snapshots in
 # membrane_runs.tar.gz).
 # user_network: the full epidermis with the built-in network and with the same network written in the
@@ -36,6 +36,14 @@ if want tests; then
   rc=$?
   summary+=("tests: rc=$rc, $(grep -E 'tests passed' "$OUT/ctest.log"), $((SECONDS - start)) s")
   grep -E "^\s*[0-9]+ - |tests passed" "$OUT/ctest.log" | tail -15
+fi
+if want conformal; then
+  start=$SECONDS
+  OMP_NUM_THREADS=16 bench/bench_conformal_willmore --backend cuda --repeats 5 > "$OUT/bench_conformal.txt" 2>&1
+  rc=$?
+  OMP_NUM_THREADS=16 bench/bench_conformal_willmore --backend cpu --repeats 2 > "$OUT/bench_conformal_cpu.txt" 2>&1
+  summary+=("conformal bench: rc=$rc, $((SECONDS - start)) s")
+  cat "$OUT/bench_conformal.txt"
 fi
 if want bench; then
   ./bench/bench_sem --backend cuda --elements 100000 1000000 --steps 200 2>&1 | tee "$OUT/bench_sem.txt"

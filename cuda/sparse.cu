@@ -41,8 +41,8 @@ struct SpmvDescriptors {
   SpmvDescriptors(int rows, std::int64_t nonzeros, const std::int32_t* offsets, const std::int32_t* columns,
                   const double* values, const double* xv, double* yv) {
     check(cusparseCreateCsr(&a, rows, rows, nonzeros, const_cast<std::int32_t*>(offsets),
-                            const_cast<std::int32_t*>(columns), const_cast<double*>(values), CUSPARSE_INDEX_32I,
-                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+                            const_cast<std::int32_t*>(columns), const_cast<double*>(values),
+                            CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
           "cusparseCreateCsr");
     check(cusparseCreateDnVec(&x, rows, const_cast<double*>(xv), CUDA_R_64F), "cusparseCreateDnVec");
     check(cusparseCreateDnVec(&y, rows, yv, CUDA_R_64F), "cusparseCreateDnVec");
@@ -73,8 +73,8 @@ void csr_spmv(int rows, std::int64_t nonzeros, const std::int32_t* offsets, cons
               const double* values, const double* x, double* y, void* buffer, std::size_t /*buffer_bytes*/) {
   SpmvDescriptors d(rows, nonzeros, offsets, columns, values, x, y);
   const double one = 1.0, zero = 0.0;
-  check(cusparseSpMV(sparse_handle(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, d.a, d.x, &zero, d.y, CUDA_R_64F,
-                     CUSPARSE_SPMV_CSR_ALG1, buffer),
+  check(cusparseSpMV(sparse_handle(), CUSPARSE_OPERATION_NON_TRANSPOSE, &one, d.a, d.x, &zero, d.y,
+                     CUDA_R_64F, CUSPARSE_SPMV_CSR_ALG1, buffer),
         "cusparseSpMV");
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "modules/curvature_flow/conformal_willmore_model.hpp"
 #include "modules/curvature_flow/graph_flow_model.hpp"
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
@@ -10,7 +11,7 @@
 namespace tissue {
 
 std::vector<std::string> model_names() {
-  return {"epidermis", "grid_rd", "surface_rd", "graph_flow"};
+  return {"epidermis", "grid_rd", "surface_rd", "graph_flow", "conformal_willmore"};
 }
 
 void apply_schedule_table(const io::ScenarioTable& table, Schedule& schedule) {
@@ -53,7 +54,9 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
   std::unique_ptr<Simulation> sim = model == "grid_rd"      ? grid_rd::build(root, settings)
                                     : model == "surface_rd" ? surface_rd::build(root, settings)
                                     : model == "graph_flow" ? curvature_flow::build(root, settings)
-                                                            : epidermis::build(root, settings);
+                                    : model == "conformal_willmore"
+                                        ? curvature_flow::build_conformal_willmore(root, settings)
+                                        : epidermis::build(root, settings);
   apply_schedule_table(root.table("schedule"), sim->schedule);
   if (model != "surface_rd") sim->dt = settings.dt;  // surface_rd derives its default from the mesh
   sim->schedule.check_step_lengths(sim->dt);

@@ -32,8 +32,7 @@ class ConjugateGradient {
   /// a positive diagonal (the Jacobi preconditioner); b and x have A.rows entries on the active backend.
   /// Returns unconverged results instead of throwing: the caller decides.
   /// @throws NumericalError when a breakdown (p . A p <= 0 or NaN) shows A is not positive definite.
-  CgResult solve(const CsrMatrix& a, Span<const double> b, Span<double> x,
-                 const CgSettings& settings);
+  CgResult solve(const CsrMatrix& a, Span<const double> b, Span<double> x, const CgSettings& settings);
 
  private:
   DeviceBuffer<double> r_, z_, p_, ap_, inverse_diagonal_, scratch_;

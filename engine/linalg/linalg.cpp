@@ -25,7 +25,8 @@ struct CsrRowProduct {
   TISSUE_HD void operator()(std::size_t i) const {
     double sum = 0.0;
     for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
-      sum += values[static_cast<std::size_t>(k)] * x[static_cast<std::size_t>(columns[static_cast<std::size_t>(k)])];
+      sum += values[static_cast<std::size_t>(k)] *
+             x[static_cast<std::size_t>(columns[static_cast<std::size_t>(k)])];
     y[i] = sum;
   }
 };
@@ -44,7 +45,8 @@ struct InverseDiagonal {
   TISSUE_HD void operator()(std::size_t i) const {
     double d = 0.0;
     for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
-      if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i) d = values[static_cast<std::size_t>(k)];
+      if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i)
+        d = values[static_cast<std::size_t>(k)];
     inverse[i] = d > 0.0 ? 1.0 / d : 0.0;
   }
 };

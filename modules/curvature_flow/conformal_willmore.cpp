@@ -18,12 +18,12 @@ namespace {
 
 /// Per-vertex products whose sums step() needs (see kSum*), one column of n values each.
 enum : std::size_t {
-  kSumGram = 0,       ///< 10 columns: M B_a B_b for a <= b, B = (1, N_x, N_y, N_z)
+  kSumGram = 0,         ///< 10 columns: M B_a B_b for a <= b, B = (1, N_x, N_y, N_z)
   kSumProjection = 10,  ///< 4 columns: M B_a H
-  kSumWillmore = 14,  ///< M H^2
-  kSumArea = 15,      ///< M
-  kSumVolume = 16,    ///< the vertex's third of its faces' signed volumes p0 . (p1 x p2) / 6
-  kSumCentroid = 17,  ///< 3 columns: M x, M y, M z
+  kSumWillmore = 14,    ///< M H^2
+  kSumArea = 15,        ///< M
+  kSumVolume = 16,      ///< the vertex's third of its faces' signed volumes p0 . (p1 x p2) / 6
+  kSumCentroid = 17,    ///< 3 columns: M x, M y, M z
   kSumCount = 20
 };
 
@@ -343,19 +343,19 @@ void ConformalWillmoreFlow::update_geometry() {
 }
 
 void ConformalWillmoreFlow::assemble_laplacian() {
-  const PatternView pattern{offsets_.span(),        columns_.span(),       rows_.span(), sources_.span(),
-                            corner_offsets_.span(), vertex_corners_.span()};
-  exec::parallel_for(laplacian_.nonzeros(), CotangentLaplacianEntries{surface_view(x_, y_, z_, faces_), pattern,
-                                                                      laplacian_.values.span()});
+  const PatternView pattern{offsets_.span(), columns_.span(),        rows_.span(),
+                            sources_.span(), corner_offsets_.span(), vertex_corners_.span()};
+  exec::parallel_for(laplacian_.nonzeros(), CotangentLaplacianEntries{surface_view(x_, y_, z_, faces_),
+                                                                      pattern, laplacian_.values.span()});
 }
 
 SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
-  exec::parallel_for(n_, MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_.span(), columns_.span(),
-                                       corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
-                                       mass_.span(), normal_.span(), h_.span(), sums_.span()});
+  exec::parallel_for(n_,
+                     MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_.span(), columns_.span(),
+                                   corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
+                                   mass_.span(), normal_.span(), h_.span(), sums_.span()});
   std::vector<double> s(kSumCount);
-  for (std::size_t c = 0; c < kSumCount; ++c)
-    s[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
+  for (std::size_t c = 0; c < kSumCount; ++c) s[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
   // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
   // M-orthogonal projection of H onto span B. Cholesky of G, dropping a basis vector that depends on the
   // earlier ones (a flat mesh has constant normals), which is Gram-Schmidt with the same span.
@@ -403,16 +403,15 @@ void ConformalWillmoreFlow::project_curvature_change(double tau) {
 }
 
 void ConformalWillmoreFlow::assemble_dirac() {
-  const PatternView pattern{offsets_.span(),        columns_.span(),       rows_.span(), sources_.span(),
-                            corner_offsets_.span(), vertex_corners_.span()};
-  // the shift is relative to E's mean diagonal; at rho = 0 E_ii = sum_f |e_i|^2 / (4 A_f) = L_ii (cot b + cot c
-  // = |a|^2 / (2 A) in every triangle), so the mean diagonal is trace(L) / n
+  const PatternView pattern{offsets_.span(), columns_.span(),        rows_.span(),
+                            sources_.span(), corner_offsets_.span(), vertex_corners_.span()};
+  // the shift is relative to E's mean diagonal; at rho = 0 E_ii = sum_f |e_i|^2 / (4 A_f) = L_ii (cot b + cot
+  // c = |a|^2 / (2 A) in every triangle), so the mean diagonal is trace(L) / n
   exec::parallel_for(n_, GatherEntries{laplacian_.values.span(), diagonal_.span(), scratch_.span()});
   const double mean_diagonal = exec::sum(Span<const double>(scratch_.data(), n_)) / static_cast<double>(n_);
   shift_ = settings_.eigen_shift * mean_diagonal;
-  exec::parallel_for(pattern_.columns.size(),
-                     DiracEntries{surface_view(x_, y_, z_, faces_), pattern, rho_.span(),
-                                  shift_, dirac_.values.span()});
+  exec::parallel_for(pattern_.columns.size(), DiracEntries{surface_view(x_, y_, z_, faces_), pattern,
+                                                           rho_.span(), shift_, dirac_.values.span()});
 }
 
 void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
@@ -427,8 +426,10 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
   const linalg::CgResult r = cg_.solve(dirac_, b, x, {settings_.cg_tolerance, 20000});
   report_.similarity_iterations += r.iterations;
   if (!r.converged)
-    throw NumericalError("conformal Willmore flow: conjugate gradients on the Dirac operator did not converge "
-                         "(relative residual " + std::to_string(r.relative_residual) + ")");
+    throw NumericalError(
+        "conformal Willmore flow: conjugate gradients on the Dirac operator did not converge "
+        "(relative residual " +
+        std::to_string(r.relative_residual) + ")");
 }
 
 void ConformalWillmoreFlow::similarity_transform() {
@@ -447,7 +448,8 @@ void ConformalWillmoreFlow::similarity_transform() {
     exec::parallel_for(4 * n_, Scale{std::sqrt(area / norm), ys, lambda_.span()});
   }
   product_.apply(dirac_, lambda_.span(), ys);
-  const double shift_free = linalg::dot(lambda_.span(), ys, scratch_) / linalg::dot(lambda_.span(), lambda_.span(), scratch_);
+  const double shift_free =
+      linalg::dot(lambda_.span(), ys, scratch_) / linalg::dot(lambda_.span(), lambda_.span(), scratch_);
   report_.eigenvalue = shift_free - shift_;
 }
 
@@ -459,7 +461,8 @@ void ConformalWillmoreFlow::transformed_edges() {
 void ConformalWillmoreFlow::spin_positions() {
   report_.positions_iterations = 0;
   // pin vertex 0: (L + e0 e0^T) x = omega has the solution of L x = omega with x_0 = 0
-  exec::parallel_for(1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
+  exec::parallel_for(
+      1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
   if (settings_.positions_solver == LinearSolver::direct) laplacian_factor_.factorize(laplacian_);
   DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
   for (std::size_t c = 0; c < 3; ++c) {
@@ -473,10 +476,13 @@ void ConformalWillmoreFlow::spin_positions() {
     const linalg::CgResult r = cg_.solve(laplacian_, b, x, {settings_.cg_tolerance, 20000});
     report_.positions_iterations += r.iterations;
     if (!r.converged)
-      throw NumericalError("conformal Willmore flow: conjugate gradients on the Laplacian did not converge "
-                           "(relative residual " + std::to_string(r.relative_residual) + ")");
+      throw NumericalError(
+          "conformal Willmore flow: conjugate gradients on the Laplacian did not converge "
+          "(relative residual " +
+          std::to_string(r.relative_residual) + ")");
   }
-  for (std::size_t c = 0; c < 3; ++c) exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
+  for (std::size_t c = 0; c < 3; ++c)
+    exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
 }
 
 void ConformalWillmoreFlow::normalize_positions() {
@@ -485,7 +491,8 @@ void ConformalWillmoreFlow::normalize_positions() {
   DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
   const double area = exec::sum(mass_.span());
   double centroid[3];
-  for (std::size_t c = 0; c < 3; ++c) centroid[c] = linalg::dot(mass_.span(), coordinate[c]->span(), scratch_) / area;
+  for (std::size_t c = 0; c < 3; ++c)
+    centroid[c] = linalg::dot(mass_.span(), coordinate[c]->span(), scratch_) / area;
   const double scale = settings_.preserve_area ? std::sqrt(before_.area / area) : 1.0;
   for (std::size_t c = 0; c < 3; ++c)
     exec::parallel_for(n_, Similarity{scale, centroid[c], centroid_before_[c], coordinate[c]->span()});

@@ -43,11 +43,11 @@ std::string to_string(LinearSolver s);
 struct ConformalWillmoreSettings {
   LinearSolver similarity_solver = LinearSolver::direct;  ///< for the inverse iteration on E
   LinearSolver positions_solver = LinearSolver::direct;   ///< for the Poisson problem of the positions
-  int inverse_iterations = 3;         ///< solves per eigenvector (the seed converges in 3 or fewer)
-  double cg_tolerance = 1e-10;        ///< relative residual of conjugate-gradient solves
-  double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
-                              ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
-  bool preserve_area = true;          ///< scale each new surface back to the area before the step
+  int inverse_iterations = 3;   ///< solves per eigenvector (the seed converges in 3 or fewer)
+  double cg_tolerance = 1e-10;  ///< relative residual of conjugate-gradient solves
+  double eigen_shift = 1e-8;    ///< added to E's diagonal, relative to its mean diagonal: rounding grows
+                                ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
+  bool preserve_area = true;    ///< scale each new surface back to the area before the step
 };
 
 /// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator (vertex-vertex

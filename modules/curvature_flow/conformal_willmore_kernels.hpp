@@ -152,7 +152,7 @@ struct DiracEntries {
   SurfaceView surface;
   PatternView pattern;
   Span<const double> rho;  ///< curvature change per vertex [1/length]
-  double shift;                  ///< added to E's diagonal [dimensionless]
+  double shift;            ///< added to E's diagonal [dimensionless]
   Span<double> values;     ///< E's 16 nnz(pattern) values
 
   TISSUE_HD void operator()(std::size_t k) const {
@@ -188,14 +188,15 @@ struct DiracEntries {
     const std::size_t local = k - first;
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c)
-        values[16 * first + static_cast<std::size_t>(r) * 4 * degree + 4 * local + static_cast<std::size_t>(c)] =
-            left_multiplication(q, r, c);
+        values[16 * first + static_cast<std::size_t>(r) * 4 * degree + 4 * local +
+               static_cast<std::size_t>(c)] = left_multiplication(q, r, c);
   }
 };
 
 /// The image of edge vector e under the similarity transforms lambda_a, lambda_b of its end points
 /// (Crane et al. 2011, §5.3): conj(la) e la / 3 + conj(la) e lb / 6 + conj(lb) e la / 6 + conj(lb) e lb / 3.
-TISSUE_HD inline Quaternion transformed_edge(const Quaternion& la, const Quaternion& lb, const Quaternion& e) {
+TISSUE_HD inline Quaternion transformed_edge(const Quaternion& la, const Quaternion& lb,
+                                             const Quaternion& e) {
   const Quaternion ca = conjugate(la), cb = conjugate(lb);
   return (1.0 / 3.0) * hamilton(hamilton(ca, e), la) + (1.0 / 6.0) * hamilton(hamilton(ca, e), lb) +
          (1.0 / 6.0) * hamilton(hamilton(cb, e), la) + (1.0 / 3.0) * hamilton(hamilton(cb, e), lb);
