@@ -423,13 +423,16 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
   product_.apply(dirac_, b, x);
   const double quotient = linalg::dot(b, x, scratch_) / linalg::dot(b, b, scratch_);
   exec::parallel_for(4 * n_, Scale{1.0 / quotient, b, x});
-  const linalg::CgResult r = cg_.solve(dirac_, b, x, {settings_.cg_tolerance, 20000});
-  report_.similarity_iterations += r.iterations;
+  report_.similarity_iterations += solve_cg(dirac_, b, x, "the Dirac operator");
+}
+
+int ConformalWillmoreFlow::solve_cg(const linalg::CsrMatrix& a, Span<const double> b, Span<double> x,
+                                    const char* what) {
+  const linalg::CgResult r = cg_.solve(a, b, x, {settings_.cg_tolerance, 20000});
   if (!r.converged)
-    throw NumericalError(
-        "conformal Willmore flow: conjugate gradients on the Dirac operator did not converge "
-        "(relative residual " +
-        std::to_string(r.relative_residual) + ")");
+    throw NumericalError(std::string("conformal Willmore flow: conjugate gradients on ") + what +
+                         " did not converge (relative residual " + std::to_string(r.relative_residual) + ")");
+  return r.iterations;
 }
 
 void ConformalWillmoreFlow::similarity_transform() {
@@ -437,7 +440,7 @@ void ConformalWillmoreFlow::similarity_transform() {
   if (settings_.similarity_solver == LinearSolver::direct) dirac_factor_.factorize(dirac_);
   exec::parallel_for(n_, IdentityTransform{lambda_.span()});
   const Span<double> ys(work_.data(), 4 * n_);
-  const double area = exec::sum(mass_.span());
+  const double area = before_.area;  // sum M, from mean_curvature()
   for (int it = 0; it < settings_.inverse_iterations; ++it) {
     solve_dirac(lambda_.span(), ys);
     // normalise so that sum M |lambda|^2 = sum M (the transform keeps the area to first order)
@@ -473,13 +476,7 @@ void ConformalWillmoreFlow::spin_positions() {
       continue;
     }
     exec::parallel_for(n_, RelativeToFirst{coordinate[c]->span(), x});
-    const linalg::CgResult r = cg_.solve(laplacian_, b, x, {settings_.cg_tolerance, 20000});
-    report_.positions_iterations += r.iterations;
-    if (!r.converged)
-      throw NumericalError(
-          "conformal Willmore flow: conjugate gradients on the Laplacian did not converge "
-          "(relative residual " +
-          std::to_string(r.relative_residual) + ")");
+    report_.positions_iterations += solve_cg(laplacian_, b, x, "the Laplacian");
   }
   for (std::size_t c = 0; c < 3; ++c)
     exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);

@@ -137,6 +137,8 @@ class ConformalWillmoreFlow {
 
  private:
   void solve_dirac(Span<const double> b, Span<double> x);
+  /// Conjugate gradients from the x given; returns the iterations. @throws NumericalError unconverged.
+  int solve_cg(const linalg::CsrMatrix& a, Span<const double> b, Span<double> x, const char* what);
 
   mesh::TriangleMesh mesh_;  ///< topology and initial positions (host)
   ConformalWillmoreSettings settings_;
