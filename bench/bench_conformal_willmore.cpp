@@ -1,12 +1,14 @@
 // Per-operation timings of one conformal Willmore flow iteration (seed 002's benchmark rows) on spot and the
 // Stanford bunny, with the seed's Quadro M3000M figures beside them.
 //
-//   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--tau T] [--mesh PATH]...
+//   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--tau T] [--mesh PATH]... [--solver S]
+//                            [--trace-steps N]
 //
 // Each repeat runs the stages of ConformalWillmoreFlow::step in order (the state moves on, as in a run),
 // with a synchronisation around each stage; the table reports the mean per stage. The similarity transform
 // and the spin positions are timed with both solvers (direct: Eigen SimplicialLDLT on the CPU, cuSOLVER
-// csrlsvchol on the GPU; cg: Jacobi conjugate gradients over cuSPARSE SpMV on the GPU). "GB/s" of the
+// csrlsvchol on the GPU; cg: Jacobi conjugate gradients with their iterations on the device, E as a
+// quaternion matrix, engine/linalg/conjugate_gradient.hpp). "GB/s" of the
 // assembly rows counts their least traffic: per pattern entry the values written (8 B for L, 128 B for
 // the 4 x 4 block of E) and the pattern read (row, column, two sources: 16 B); the limit is the
 // device-to-device copy bandwidth measured in the same run.
@@ -98,10 +100,26 @@ std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, i
   rows.back().ms = full / repeats;
   if (solver == LinearSolver::conjugate_gradient)
     std::printf(
-        "  (cg iterations of the last step: %d on E over %d inverse iterations, %d on L over 3 "
+        "  (cg iterations of the last step: %d on E over %d inverse iterations, %d on L for the 3 "
         "coordinates)\n",
         flow.report().similarity_iterations, s.inverse_iterations, flow.report().positions_iterations);
   return rows;
+}
+
+/// Runs `steps` whole steps with the given solvers, printing per step its time, the solvers' work and the
+/// surface's Willmore energy: how the cost changes as the flow moves on.
+void trace_steps(const mesh::TriangleMesh& m, LinearSolver solver, int steps, double tau) {
+  ConformalWillmoreSettings s;
+  s.similarity_solver = s.positions_solver = solver;
+  ConformalWillmoreFlow flow(m, s);
+  std::printf("  %4s %10s %10s %10s %12s %10s\n", "step", "ms", "cg on E", "cg on L", "eigenvalue", "W");
+  for (int k = 0; k < steps; ++k) {
+    const double ms = timed([&] { flow.step(tau); });
+    const StepReport& r = flow.report();
+    std::printf("  %4d %10.3f %10d %10d %12.4e %10.4f\n", k + 1, ms, r.similarity_iterations,
+                r.positions_iterations, r.eigenvalue, flow.measures().willmore);
+    std::fflush(stdout);
+  }
 }
 
 }  // namespace
@@ -119,6 +137,9 @@ int main(int argc, char** argv) {
   app.add_option("--mesh", meshes, "OBJ files");
   std::string solvers = "both";
   app.add_option("--solver", solvers, "direct, cg or both")->check(CLI::IsMember({"direct", "cg", "both"}));
+  int trace = 0;
+  app.add_option("--trace-steps", trace, "instead of the table: this many whole steps, one line each")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   exec::set_backend(backend == "cuda" ? exec::Backend::cuda : exec::Backend::cpu);
   const double bandwidth = bench::copy_bandwidth(std::size_t{1} << 28);
@@ -131,9 +152,15 @@ int main(int argc, char** argv) {
                              : path.find("spot") != std::string::npos ? "spot"
                                                                       : path;
     std::printf("\n%s: %zu vertices, %zu faces\n", name.c_str(), m.vertex_count(), m.face_count());
-    std::printf("%-38s %12s %10s %8s %16s\n", "operation", "ms", "GB/s", "of copy", "seed M3000M ms");
+    if (trace == 0)
+      std::printf("%-38s %12s %10s %8s %16s\n", "operation", "ms", "GB/s", "of copy", "seed M3000M ms");
     for (const LinearSolver solver : {LinearSolver::direct, LinearSolver::conjugate_gradient}) {
       if (solvers != "both" && linear_solver_from_string(solvers) != solver) continue;
+      if (trace > 0) {
+        std::printf(" %s solvers:\n", to_string(solver).c_str());
+        trace_steps(m, solver, trace, tau);
+        continue;
+      }
       for (const Row& row : time_stages(m, solver, repeats, tau)) {
         const std::string seed_key = row.op.rfind("vertex_mass", 0) == 0 ? "vertex_mass" : row.op;
         const double seed = seed_m3000m_ms(seed_key, name);

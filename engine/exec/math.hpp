@@ -27,6 +27,12 @@ TISSUE_HD inline float log(float x) {
 TISSUE_HD inline double log(double x) {
   return ::log(x);
 }
+TISSUE_HD inline float abs(float x) {
+  return ::fabsf(x);
+}
+TISSUE_HD inline double abs(double x) {
+  return ::fabs(x);
+}
 TISSUE_HD inline float sqrt(float x) {
   return ::sqrtf(x);
 }

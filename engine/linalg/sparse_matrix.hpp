@@ -1,7 +1,6 @@
 #pragma once
 /// @file sparse_matrix.hpp
-/// Square sparse matrices in compressed sparse rows on the active backend, their product with a vector
-/// (cuSPARSE on the CUDA backend, an OpenMP row loop on the CPU backend) and vector helpers for the
+/// Square sparse matrices in compressed sparse rows on the active backend and vector helpers for the
 /// solvers (engine/linalg/conjugate_gradient.hpp, engine/linalg/sparse_cholesky.hpp).
 
 #include <cstddef>
@@ -27,16 +26,6 @@ struct CsrMatrix {
                    const std::vector<std::int32_t>& column_indices);
   /// A dense row-major host copy (tests and small matrices only).
   std::vector<double> to_dense() const;
-};
-
-/// y = A x with the workspace a cuSPARSE product needs kept across calls. x and y have A.rows entries,
-/// live on the active backend and must not overlap. Asynchronous on the CUDA backend.
-class SparseProduct {
- public:
-  void apply(const CsrMatrix& a, Span<const double> x, Span<double> y);
-
- private:
-  DeviceBuffer<unsigned char> buffer_;
 };
 
 /// x . y over the first x.size() entries, with `scratch` (grown as needed) for the products.

@@ -16,6 +16,9 @@ namespace tissue::curvature_flow {
 
 namespace {
 
+/// Iteration cap of the conjugate-gradient solves (the bunny's Laplacian needs about 1000).
+constexpr int kCgMaxIterations = 20000;
+
 /// Per-vertex products whose sums step() needs (see kSum*), one column of n values each.
 enum : std::size_t {
   kSumGram = 0,         ///< 10 columns: M B_a B_b for a <= b, B = (1, N_x, N_y, N_z)
@@ -195,11 +198,24 @@ struct AddToEntry {
   TISSUE_HD void operator()(std::size_t) const { values[index] += amount; }
 };
 
-/// out_i = p_i - p_0 (the warm start of the pinned Poisson problem).
-struct RelativeToFirst {
-  Span<const double> p;
+/// out_i = the largest absolute row sum of block row i of a quaternion matrix in real form: every real row
+/// of a left-multiplication block holds |w|, |x|, |y|, |z| once.
+struct QuaternionRowNorm {
+  QuaternionMatrix a;
   Span<double> out;
-  TISSUE_HD void operator()(std::size_t i) const { out[i] = p[i] - p[0]; }
+  TISSUE_HD void operator()(std::size_t i) const {
+    double sum = 0.0;
+    for (std::int32_t k = a.offsets[i]; k < a.offsets[i + 1]; ++k)
+      for (std::size_t c = 0; c < 4; ++c) sum += math::abs(a.values[4 * static_cast<std::size_t>(k) + c]);
+    out[i] = sum;
+  }
+};
+
+/// y_i = x_i - shift.
+struct Subtract {
+  double shift;
+  Span<double> y;
+  TISSUE_HD void operator()(std::size_t i) const { y[i] -= shift; }
 };
 
 /// p = centre + scale (p - centroid), per coordinate.
@@ -286,6 +302,7 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
     : mesh_(mesh), settings_(settings), n_(mesh.vertex_count()) {
   if (settings.inverse_iterations < 1) throw std::invalid_argument("inverse_iterations must be >= 1");
   if (!(settings.cg_tolerance > 0.0)) throw std::invalid_argument("cg_tolerance must be > 0");
+  if (!(settings.similarity_tolerance > 0.0)) throw std::invalid_argument("similarity_tolerance must be > 0");
   if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
   mesh::validate(mesh_, "conformal Willmore flow");
   const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
@@ -307,6 +324,7 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   work_.resize(4 * n_);
   scratch_.resize(4 * n_);
   diagonal_.assign(pattern_.diagonal);
+  dirac_quaternions_.resize(4 * pattern_.columns.size());
   lambda_.resize(4 * n_);
   sums_.resize(kSumCount * n_);
   rho_.zero();
@@ -411,7 +429,19 @@ void ConformalWillmoreFlow::assemble_dirac() {
   const double mean_diagonal = exec::sum(Span<const double>(scratch_.data(), n_)) / static_cast<double>(n_);
   shift_ = settings_.eigen_shift * mean_diagonal;
   exec::parallel_for(pattern_.columns.size(), DiracEntries{surface_view(x_, y_, z_, faces_), pattern,
-                                                           rho_.span(), shift_, dirac_.values.span()});
+                                                           rho_.span(), shift_, dirac_quaternions_.span()});
+  if (settings_.similarity_solver == LinearSolver::direct)
+    exec::parallel_for(
+        pattern_.columns.size(),
+        QuaternionBlocks{offsets_.span(), rows_.span(), dirac_quaternions_.span(), dirac_.values.span()});
+}
+
+std::vector<double> ConformalWillmoreFlow::dirac_product(const std::vector<double>& x) {
+  if (x.size() != 4 * n_) throw std::invalid_argument("dirac_product: 4 values per vertex");
+  DeviceBuffer<double> in, out(4 * n_);
+  in.assign(x);
+  linalg::multiply(dirac_quaternions(), in.span(), out.span());
+  return out.to_host();
 }
 
 void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
@@ -420,15 +450,16 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
     return;
   }
   // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
-  product_.apply(dirac_, b, x);
+  const QuaternionMatrix e = dirac_quaternions();
+  linalg::multiply(e, b, x);
   const double quotient = linalg::dot(b, x, scratch_) / linalg::dot(b, b, scratch_);
   exec::parallel_for(4 * n_, Scale{1.0 / quotient, b, x});
-  report_.similarity_iterations += solve_cg(dirac_, b, x, "the Dirac operator");
+  report_.similarity_iterations += require_converged(
+      dirac_cg_.solve(e, b, x, {settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_}),
+      "the Dirac operator");
 }
 
-int ConformalWillmoreFlow::solve_cg(const linalg::CsrMatrix& a, Span<const double> b, Span<double> x,
-                                    const char* what) {
-  const linalg::CgResult r = cg_.solve(a, b, x, {settings_.cg_tolerance, 20000});
+int ConformalWillmoreFlow::require_converged(const linalg::CgResult& r, const char* what) {
   if (!r.converged)
     throw NumericalError(std::string("conformal Willmore flow: conjugate gradients on ") + what +
                          " did not converge (relative residual " + std::to_string(r.relative_residual) + ")");
@@ -437,7 +468,12 @@ int ConformalWillmoreFlow::solve_cg(const linalg::CsrMatrix& a, Span<const doubl
 
 void ConformalWillmoreFlow::similarity_transform() {
   report_.similarity_iterations = 0;
-  if (settings_.similarity_solver == LinearSolver::direct) dirac_factor_.factorize(dirac_);
+  if (settings_.similarity_solver == LinearSolver::direct) {
+    dirac_factor_.factorize(dirac_);
+  } else {  // ||E||_2 <= ||E||_inf (E symmetric): the scale of the backward error
+    exec::parallel_for(n_, QuaternionRowNorm{dirac_quaternions(), scratch_.span()});
+    dirac_norm_ = exec::max_value(Span<const double>(scratch_.data(), n_));
+  }
   exec::parallel_for(n_, IdentityTransform{lambda_.span()});
   const Span<double> ys(work_.data(), 4 * n_);
   const double area = before_.area;  // sum M, from mean_curvature()
@@ -450,7 +486,7 @@ void ConformalWillmoreFlow::similarity_transform() {
       throw NumericalError("conformal Willmore flow: the similarity transform vanished or diverged");
     exec::parallel_for(4 * n_, Scale{std::sqrt(area / norm), ys, lambda_.span()});
   }
-  product_.apply(dirac_, lambda_.span(), ys);
+  linalg::multiply(dirac_quaternions(), lambda_.span(), ys);
   const double shift_free =
       linalg::dot(lambda_.span(), ys, scratch_) / linalg::dot(lambda_.span(), lambda_.span(), scratch_);
   report_.eigenvalue = shift_free - shift_;
@@ -463,21 +499,29 @@ void ConformalWillmoreFlow::transformed_edges() {
 
 void ConformalWillmoreFlow::spin_positions() {
   report_.positions_iterations = 0;
-  // pin vertex 0: (L + e0 e0^T) x = omega has the solution of L x = omega with x_0 = 0
-  exec::parallel_for(
-      1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
-  if (settings_.positions_solver == LinearSolver::direct) laplacian_factor_.factorize(laplacian_);
   DeviceBuffer<double>* coordinate[3] = {&x_, &y_, &z_};
-  for (std::size_t c = 0; c < 3; ++c) {
-    const Span<const double> b(omega_.data() + c * n_, n_);
-    const Span<double> x(work_.data() + c * n_, n_);
-    if (settings_.positions_solver == LinearSolver::direct) {
-      laplacian_factor_.solve(b, x);
-      continue;
-    }
-    exec::parallel_for(n_, RelativeToFirst{coordinate[c]->span(), x});
-    report_.positions_iterations += solve_cg(laplacian_, b, x, "the Laplacian");
+  if (settings_.positions_solver == LinearSolver::direct) {
+    // pin vertex 0: (L + e0 e0^T) x = omega has the solution of L x = omega with x_0 = 0
+    exec::parallel_for(
+        1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
+    laplacian_factor_.factorize(laplacian_);
+    for (std::size_t c = 0; c < 3; ++c)
+      laplacian_factor_.solve(Span<const double>(omega_.data() + c * n_, n_), coordinate[c]->span());
+    return;
   }
+  // L x = omega for the three coordinates at once, from the current positions. L is singular (constants);
+  // omega sums to zero up to rounding (each edge's transformed vector enters its two ends with opposite
+  // signs), and removing the rest puts it in L's range, which CG then never leaves.
+  for (std::size_t c = 0; c < 3; ++c) {
+    const Span<double> b(omega_.data() + c * n_, n_);
+    exec::parallel_for(n_, Subtract{exec::sum(Span<const double>(b)) / static_cast<double>(n_), b});
+    exec::copy(Span<const double>(coordinate[c]->span()), Span<double>(work_.data() + c * n_, n_), n_);
+  }
+  const Span<double> x(work_.data(), 3 * n_);
+  report_.positions_iterations =
+      require_converged(laplacian_cg_.solve(linalg::CsrOperator<3>(laplacian_), omega_.span(), x,
+                                            {settings_.cg_tolerance, kCgMaxIterations}),
+                        "the Laplacian");
   for (std::size_t c = 0; c < 3; ++c)
     exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
 }

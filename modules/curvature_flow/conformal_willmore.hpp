@@ -18,7 +18,10 @@
 ///      the old centroid and, optionally, scaled back to the old area.
 ///
 /// Linear solves: a direct sparse Cholesky (Eigen on the CPU backend, cuSOLVER on the GPU) or Jacobi
-/// conjugate gradients (cuSPARSE products on the GPU), chosen per problem. Double precision throughout.
+/// conjugate gradients with their iterations on the device (engine/linalg/conjugate_gradient.hpp), chosen
+/// per problem. For CG, E is kept as a quaternion matrix (4 values per pattern entry instead of the 16 of
+/// its real form) and the three coordinates of the Poisson problem are solved together against the
+/// unpinned Laplacian (its right-hand side has zero sum, so it lies in L's range). Double precision.
 
 #include <cstdint>
 #include <string>
@@ -29,6 +32,7 @@
 #include "engine/linalg/sparse_cholesky.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
 #include "engine/mesh/triangle_mesh.hpp"
+#include "modules/curvature_flow/conformal_willmore_kernels.hpp"
 
 namespace tissue::curvature_flow {
 
@@ -43,11 +47,14 @@ std::string to_string(LinearSolver s);
 struct ConformalWillmoreSettings {
   LinearSolver similarity_solver = LinearSolver::direct;  ///< for the inverse iteration on E
   LinearSolver positions_solver = LinearSolver::direct;   ///< for the Poisson problem of the positions
-  int inverse_iterations = 3;   ///< solves per eigenvector (the seed converges in 3 or fewer)
-  double cg_tolerance = 1e-10;  ///< relative residual of conjugate-gradient solves
-  double eigen_shift = 1e-8;    ///< added to E's diagonal, relative to its mean diagonal: rounding grows
-                                ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
-  bool preserve_area = true;    ///< scale each new surface back to the area before the step
+  int inverse_iterations = 3;           ///< solves per eigenvector (the seed converges in 3 or fewer)
+  double cg_tolerance = 1e-10;          ///< relative residual of the conjugate-gradient Poisson solve
+  double similarity_tolerance = 1e-12;  ///< normwise backward error of the conjugate-gradient solves of the
+                                        ///< inverse iteration (linalg::CgSettings): E is nearly singular
+                                        ///< there, so its relative residual cannot reach 1e-10 in rounding
+  double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
+                              ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
+  bool preserve_area = true;  ///< scale each new surface back to the area before the step
 };
 
 /// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator (vertex-vertex
@@ -77,7 +84,7 @@ struct SurfaceMeasures {
 /// What the last step's solvers did.
 struct StepReport {
   int similarity_iterations = 0;  ///< conjugate-gradient iterations summed over the inverse iteration
-  int positions_iterations = 0;   ///< summed over the three coordinates
+  int positions_iterations = 0;   ///< of the one solve for the three coordinates
   double eigenvalue = 0.0;        ///< Rayleigh quotient of lambda for E (shift removed)
 };
 
@@ -108,7 +115,7 @@ class ConformalWillmoreFlow {
   void similarity_transform();
   /// omega from lambda.
   void transformed_edges();
-  /// New positions from omega (pins laplacian(): assemble again before using it).
+  /// New positions from omega (the direct solver pins laplacian(): assemble again before using it).
   void spin_positions();
   /// Translation and optional area rescaling of the new positions.
   void normalize_positions();
@@ -120,7 +127,15 @@ class ConformalWillmoreFlow {
   const mesh::TriangleMesh& mesh() const { return mesh_; }
   const OperatorPattern& pattern() const { return pattern_; }
   const linalg::CsrMatrix& laplacian() const { return laplacian_; }
+  /// E in real 4n x 4n form; assemble_dirac() fills it only for the direct similarity solver.
   const linalg::CsrMatrix& dirac() const { return dirac_; }
+  /// E as a quaternion matrix on pattern() (4 values per entry), from the last assemble_dirac().
+  QuaternionMatrix dirac_quaternions() const {
+    return {offsets_.span(), columns_.span(), dirac_quaternions_.span()};
+  }
+  /// E x for x with 4 n values (w x y z per vertex), by the quaternion matrix (the conjugate-gradient
+  /// product); host vectors, for the tests.
+  std::vector<double> dirac_product(const std::vector<double>& x);
   const StepReport& report() const { return report_; }
   const ConformalWillmoreSettings& settings() const { return settings_; }
 
@@ -137,8 +152,8 @@ class ConformalWillmoreFlow {
 
  private:
   void solve_dirac(Span<const double> b, Span<double> x);
-  /// Conjugate gradients from the x given; returns the iterations. @throws NumericalError unconverged.
-  int solve_cg(const linalg::CsrMatrix& a, Span<const double> b, Span<double> x, const char* what);
+  /// Throws NumericalError naming `what` unless r converged; returns its iterations.
+  static int require_converged(const linalg::CgResult& r, const char* what);
 
   mesh::TriangleMesh mesh_;  ///< topology and initial positions (host)
   ConformalWillmoreSettings settings_;
@@ -147,14 +162,15 @@ class ConformalWillmoreFlow {
   DeviceBuffer<double> x_, y_, z_;  ///< positions [length]
   DeviceBuffer<std::int32_t> faces_, diagonal_, offsets_, columns_, rows_, sources_, corner_offsets_,
       vertex_corners_;
-  DeviceBuffer<double> mass_, normal_, h_, rho_, sums_, lambda_, omega_, work_, scratch_;
+  DeviceBuffer<double> mass_, normal_, h_, rho_, sums_, lambda_, omega_, work_, scratch_, dirac_quaternions_;
   linalg::CsrMatrix laplacian_, dirac_;
   linalg::SparseCholesky laplacian_factor_, dirac_factor_;
-  linalg::ConjugateGradient cg_;
-  linalg::SparseProduct product_;
+  linalg::ConjugateGradient<QuaternionMatrix> dirac_cg_;
+  linalg::ConjugateGradient<linalg::CsrOperator<3>> laplacian_cg_;
   std::vector<double> projection_;  ///< coefficients of H on {1, N_x, N_y, N_z}
   SurfaceMeasures before_;          ///< measures at the start of the step
   double shift_ = 0.0;              ///< the shift on E's diagonal
+  double dirac_norm_ = 0.0;         ///< ||E||_inf, for the backward error of the CG solves
   double centroid_before_[3] = {0.0, 0.0, 0.0};
   StepReport report_;
 };

@@ -35,15 +35,19 @@ TISSUE_HD inline Quaternion operator*(double s, const Quaternion& q) {
   return {s * q.w, s * q.x, s * q.y, s * q.z};
 }
 
+/// The sign of entry (r, c) of a left-multiplication matrix (see left_multiplication): the rows are
+/// (w -x -y -z), (x w -z y), (y z w -x), (z -y x w), i.e. component r ^ c with the negative entries of row
+/// r in bit c of the nibble 0xE, 0x4, 0x8, 0x2 (no lookup table: kernels index it with a run-time row).
+TISSUE_HD inline double left_multiplication_sign(int r, int c) {
+  return ((0x284E >> (4 * r + c)) & 1) ? -1.0 : 1.0;
+}
+
 /// Entry (r, c) of the real 4x4 matrix of left multiplication by q: (q p)_r = sum_c M_rc p_c with the
 /// components ordered (w, x, y, z). The quaternionic matrices of the flow are stored this way as real
 /// CSR matrices of 4 x 4 blocks.
 TISSUE_HD inline double left_multiplication(const Quaternion& q, int r, int c) {
-  // rows: (w -x -y -z), (x w -z y), (y z w -x), (z -y x w)
   const double v[4] = {q.w, q.x, q.y, q.z};
-  constexpr int index[4][4] = {{0, 1, 2, 3}, {1, 0, 3, 2}, {2, 3, 0, 1}, {3, 2, 1, 0}};
-  constexpr int sign[4][4] = {{1, -1, -1, -1}, {1, 1, -1, 1}, {1, 1, 1, -1}, {1, -1, 1, 1}};
-  return sign[r][c] * v[index[r][c]];
+  return left_multiplication_sign(r, c) * v[r ^ c];
 }
 
 /// Vertex positions and faces as the kernels read them.
@@ -144,16 +148,15 @@ struct CotangentLaplacianEntries {
 /// The entry (i, j) of the quaternionic matrix E = (D - rho)^* A (D - rho) of Crane et al. 2011, §5.2:
 /// per face holding i and j, -e_i e_j / (4 A) + (rho_i e_j - rho_j e_i) / 6 + A rho_i rho_j / 9, with e_c
 /// the edge opposite corner c; its smallest eigenvector is the similarity transform lambda. Diagonal
-/// entries are real: sum over v's faces of |e_i|^2 / (4 A) + A rho_i^2 / 9. Written as the 4 x 4 block of
-/// left multiplication at row block i, block column k - offsets[i] (E's layout: see
-/// ConformalWillmoreFlow), plus `shift` on the diagonal, which keeps the factorization definite when E is
+/// entries are real: sum over v's faces of |e_i|^2 / (4 A) + A rho_i^2 / 9. Written as the quaternion
+/// (w, x, y, z) of entry k, plus `shift` on the diagonal, which keeps the factorization definite when E is
 /// singular (rho = 0 on a round sphere). One thread per pattern entry.
 struct DiracEntries {
   SurfaceView surface;
   PatternView pattern;
   Span<const double> rho;  ///< curvature change per vertex [1/length]
   double shift;            ///< added to E's diagonal [dimensionless]
-  Span<double> values;     ///< E's 16 nnz(pattern) values
+  Span<double> values;     ///< E's quaternions, 4 nnz(pattern) values
 
   TISSUE_HD void operator()(std::size_t k) const {
     const std::int32_t i = pattern.rows[k];
@@ -182,14 +185,65 @@ struct DiracEntries {
       }
       q.w += shift;
     }
-    const auto row = static_cast<std::size_t>(i);
-    const auto first = static_cast<std::size_t>(pattern.offsets[row]);
-    const auto degree = static_cast<std::size_t>(pattern.offsets[row + 1]) - first;
-    const std::size_t local = k - first;
+    values[4 * k] = q.w;
+    values[4 * k + 1] = q.x;
+    values[4 * k + 2] = q.y;
+    values[4 * k + 3] = q.z;
+  }
+};
+
+/// The real 4n x 4n CSR form of a quaternion matrix on the pattern (for the direct solvers): entry k's
+/// quaternion becomes the 4 x 4 block of left multiplication at row block i = rows[k], block column
+/// k - offsets[i]; row 4 i + r of the real matrix holds its blocks' row r in order, so the real value
+/// (r, c) of entry k sits at 16 offsets[i] + 4 r degree(i) + 4 (k - offsets[i]) + c. One thread per entry.
+struct QuaternionBlocks {
+  Span<const std::int32_t> offsets, rows;
+  Span<const double> quaternions;  ///< 4 per entry
+  Span<double> values;             ///< 16 per entry
+
+  TISSUE_HD void operator()(std::size_t k) const {
+    const auto row = static_cast<std::size_t>(rows[k]);
+    const auto first = static_cast<std::size_t>(offsets[row]);
+    const auto degree = static_cast<std::size_t>(offsets[row + 1]) - first;
+    const Quaternion q{quaternions[4 * k], quaternions[4 * k + 1], quaternions[4 * k + 2],
+                       quaternions[4 * k + 3]};
     for (int r = 0; r < 4; ++r)
       for (int c = 0; c < 4; ++c)
-        values[16 * first + static_cast<std::size_t>(r) * 4 * degree + 4 * local +
+        values[16 * first + static_cast<std::size_t>(r) * 4 * degree + 4 * (k - first) +
                static_cast<std::size_t>(c)] = left_multiplication(q, r, c);
+  }
+};
+
+/// A quaternion matrix on the pattern as an operator of linalg::ConjugateGradient: (A x)_i = sum_j
+/// a_ij x_j with Hamilton products, unknowns (w, x, y, z) of vertex i at 4 i .. 4 i + 3, one real row per
+/// call (the four rows of a vertex read the same entries). Stores 4 values per entry instead of the 16 of
+/// the real block form. The diagonal entries must be real (E's are).
+struct QuaternionMatrix {
+  Span<const std::int32_t> offsets, columns;
+  Span<const double> values;  ///< 4 per entry
+
+  TISSUE_HD std::size_t size() const { return 4 * (offsets.size() - 1); }
+  template <class X>
+  TISSUE_HD double row(std::size_t r, const X& x) const {
+    const std::size_t i = r / 4;
+    const int c = static_cast<int>(r % 4);
+    double sum = 0.0;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k) {
+      const auto e = 4 * static_cast<std::size_t>(k);
+      const auto j = 4 * static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
+      for (int d = 0; d < 4; ++d)
+        sum += left_multiplication_sign(c, d) * values[e + static_cast<std::size_t>(c ^ d)] *
+               x(j + static_cast<std::size_t>(d));
+    }
+    return sum;
+  }
+  TISSUE_HD double diagonal(std::size_t r) const {
+    const std::size_t i = r / 4;
+    double a = 0.0;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
+      if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i)
+        a = values[4 * static_cast<std::size_t>(k)];
+    return a;
   }
 };
 

@@ -173,6 +173,12 @@ TEST_CASE("the cotangent Laplacian and the Dirac operator equal independent dens
     for (std::size_t i = 0; i < e.n; ++i)
       for (std::size_t j = 0; j < e.n; ++j) asym = std::max(asym, std::abs(a(i, j) - a(j, i)));
     CHECK(asym < 1e-12 * scale);
+    // the quaternion-matrix product of the conjugate-gradient solver is the same operator
+    std::vector<double> x(e.n), ex(e.n, 0.0);
+    for (std::size_t i = 0; i < e.n; ++i) x[i] = 2.0 * uniform(11, i) - 1.0;
+    for (std::size_t i = 0; i < e.n; ++i)
+      for (std::size_t j = 0; j < e.n; ++j) ex[i] += e(i, j) * x[j];
+    CHECK(max_abs_difference(flow.dirac_product(x), ex) < 1e-12 * scale * static_cast<double>(e.n));
   }
 }
 
@@ -352,6 +358,9 @@ TEST_CASE("conformal Willmore flow refuses bad input", "[conformal_willmore]") {
   CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
   s = {};
   s.cg_tolerance = 0.0;
+  CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
+  s = {};
+  s.similarity_tolerance = -1.0;
   CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
   ConformalWillmoreFlow flow(mesh::icosphere(1, 1.0), {});
   CHECK_THROWS_AS(flow.step(0.0), std::invalid_argument);
