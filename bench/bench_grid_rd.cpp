@@ -10,6 +10,7 @@
 // (cuda::TunedShape), to choose the defaults. Results for the GPU go into BENCHMARKS.md.
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -107,6 +108,19 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
                 100.0 * 16.0 * rate / bandwidth);
   };
   const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
+  const auto stream_label = [](int warps, int rows, int depth) {
+    return std::to_string(warps) + " warps, " + std::to_string(rows) + " per chunk, " +
+           std::to_string(depth) + " ahead";
+  };
+  for (const auto& [warps, planes, depth] : std::vector<std::array<int, 3>>{
+           {4, 32, 1}, {4, 32, 2}, {4, 32, 3}, {8, 32, 1}, {8, 32, 2}, {16, 32, 1}, {4, 64, 2}}) {
+    cuda::TunedShape ts;
+    ts.stream.warps_3d = warps;
+    ts.stream.planes_3d = planes;
+    ts.stream.depth_3d = depth;
+    report("3D streaming, " + stream_label(warps, planes, depth), s3,
+           time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+  }
   for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32}) {
       cuda::TunedShape ts;
@@ -131,6 +145,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
     }
   for (int planes : {4, 8}) {
     cuda::TunedShape ts;
+    ts.streaming = false;
     ts.block_3d = planes;
     report("3D shared block 64 x 8 x " + std::to_string(planes), s3,
            time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
@@ -138,6 +153,8 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;
+      ts.streaming = false;
+      ts.block_3d = 0;
       ts.rows_3d = rows;
       ts.z_middle = z_middle;
       report("3D rows_3d " + std::to_string(rows) + (z_middle ? ", order x z y" : ", order x y z"), s3,

@@ -9,11 +9,14 @@
 ///       node per step) is copied into shared memory asynchronously, the steps run there with register
 ///       windows and fully unrolled loops; windows touching a non-periodic face refresh ghost nodes
 ///       after every step.
+///   3D one step where nx is a multiple of 4 (`streaming`): each thread streams four x nodes along z
+///       through a register ring, neighbours in x by warp shuffles (grid_rd_stream.hpp).
 ///   3D one step (seven): a 64 x 8 x `block_3d` block and its halo are copied into shared memory with
 ///       cp.async; or (block_3d = 0) each thread owns an (x, y) column and `rows_3d` planes.
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
+#include "cuda/grid_rd_stream.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/reactions/reactions.hpp"
 
@@ -22,6 +25,10 @@ namespace tissue::cuda {
 /// Launch shape of the tuned kernels. The defaults are the fastest measured on an H100 (BENCHMARKS.md);
 /// the alternatives exist for float only, for `bench_grid_rd --sweep` (double always uses the defaults).
 struct TunedShape {
+  /// 3D, where nx is a multiple of 4: the streaming kernel (grid_rd_stream.hpp), unless `streaming` is
+  /// false (then the block or column kernel below).
+  bool streaming = true;
+  StreamShape stream;
   int rows_2d = 0;          ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
   int tile1_rows = 16;      ///< 2D one step, shared-memory tile: window height 8, 16 or 32
   int tile1_threads = 256;  ///< 2D one step, shared-memory tile: threads per block 128 or 256

@@ -41,10 +41,18 @@ inline double laplacian_spectral_radius(Stencil s, double h) {
   }
 }
 
-/// Seed kernel from the nine values (row-major, n = +y). Summation order is part of the definition.
+/// Seed kernel from the nine values (row-major, n = +y). Summation order is part of the definition; on
+/// the device the one fused multiply-add is explicit: left to the compiler, which product it fuses
+/// depends on the surrounding kernel, and the tuned kernels would differ from the generic one in the last
+/// bit. Swapping n with s (and nw, ne with sw, se) gives the same bits.
 template <class Real>
 TISSUE_HD Real seed9(Real nw, Real n, Real ne, Real w, Real c, Real e, Real sw, Real s, Real se) {
-  return Real(0.2) * ((n + s) + (w + e)) + Real(0.05) * ((nw + ne) + (sw + se)) - c;
+  const Real edges = (n + s) + (w + e), corners = (nw + ne) + (sw + se);
+#if defined(__CUDA_ARCH__)
+  return fma(Real(0.2), edges, Real(0.05) * corners) - c;
+#else
+  return Real(0.2) * edges + Real(0.05) * corners - c;
+#endif
 }
 template <class Real>
 TISSUE_HD Real five_point(Real n, Real w, Real c, Real e, Real s, Real inv_h2) {

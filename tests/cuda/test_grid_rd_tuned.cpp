@@ -1,6 +1,7 @@
 // The tuned CUDA kernels of the grid RD Euler step (one step per launch, temporal blocking, 3D marching)
 // give bit-identical results to the generic EulerStep functor (CUDA builds, CUDA backend).
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <limits>
@@ -182,6 +183,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
   for (int planes : {4, 8})
     for (const GridShape shape : {GridShape{150, 30, 41, 1.0}, GridShape{202, 40, 70, 1.0}}) {
       cuda::TunedShape ts;
+      ts.streaming = false;
       ts.block_3d = planes;
       GridRdParams p = base(shape, Stencil::seven);
       p.steps_per_launch = 2;
@@ -193,12 +195,54 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;
+      ts.streaming = false;
+      ts.block_3d = 0;
       ts.rows_3d = rows;
       ts.z_middle = z_middle;
       GridRdParams p = base({150, 30, 41, 1.0}, Stencil::seven);
       p.steps_per_launch = 2;
       compare(p, ts, 0.5f);
     }
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step", "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  const auto compare = [](GridRdParams p, const cuda::TunedShape& ts, float dt) {
+    INFO("grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << ", warps "
+                 << ts.stream.warps_3d << ", planes " << ts.stream.planes_3d << ", ahead "
+                 << ts.stream.depth_3d);
+    auto generic = p;
+    generic.kernel = Kernel::generic;
+    const auto expected = run<float>(generic, 1, dt);
+    World world{Box{}, 0};
+    auto& field = add_test_field<float>(world, p);
+    const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
+                                         static_cast<float>(p.reaction.gray_scott.k)};
+    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(),
+                                 field.next().data(), 1, ts));
+    field.swap();
+    field.download();
+    REQUIRE(field.host().size() == expected.size());
+    CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+  };
+  // rows of 33 vectors (a partial warp), 21 rows (a partial block), 75 planes (chunks that do not divide
+  // the grid, both march directions), every boundary kind on the faces the chunks and warps end at
+  for (const auto& [warps, planes, depth] : std::vector<std::array<int, 3>>{
+           {4, 32, 1}, {4, 32, 2}, {4, 32, 3}, {8, 32, 1}, {8, 32, 2}, {16, 32, 1}, {4, 64, 2}}) {
+    cuda::TunedShape ts;
+    ts.stream.warps_3d = warps;
+    ts.stream.planes_3d = planes;
+    ts.stream.depth_3d = depth;
+    GridRdParams p = base({132, 21, 75, 1.0}, Stencil::seven);
+    compare(p, ts, 0.5f);
+    p.faces = {GridBoundary::dirichlet, GridBoundary::neumann,   GridBoundary::neumann,
+               GridBoundary::dirichlet, GridBoundary::dirichlet, GridBoundary::neumann};
+    p.dirichlet[0] = {1.0, 0.0};
+    p.dirichlet[3] = {0.5, 0.25};
+    p.dirichlet[4] = {0.2, 0.7};
+    compare(p, ts, 0.5f);
+  }
   exec::set_backend(exec::Backend::cpu);
 }
 
@@ -219,5 +263,7 @@ TEST_CASE("the tuned 3D kernel equals the generic step bit for bit", "[cuda][gri
   p.faces[0] = GridBoundary::dirichlet;
   p.dirichlet[0] = {1.0, 0.0};
   check_equal<float>(p, 3, 0.5);
+  p.shape = {132, 21, 75, 1.0};  // the streaming kernel (nx a multiple of 4), in double
+  check_equal<double>(p, 3, 0.5);
   exec::set_backend(exec::Backend::cpu);
 }
