@@ -10,7 +10,6 @@
 // (cuda::TunedShape), to choose the defaults. Results for the GPU go into BENCHMARKS.md.
 
 #include <CLI/CLI.hpp>
-#include <array>
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
@@ -108,18 +107,12 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
                 100.0 * 16.0 * rate / bandwidth);
   };
   const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
-  const auto stream_label = [](int warps, int rows, int depth) {
-    return std::to_string(warps) + " warps, " + std::to_string(rows) + " per chunk, " +
-           std::to_string(depth) + " ahead";
-  };
-  for (const auto& [warps, planes, depth] : std::vector<std::array<int, 3>>{
-           {4, 32, 1}, {4, 32, 2}, {4, 32, 3}, {8, 32, 1}, {8, 32, 2}, {16, 32, 1}, {4, 64, 2}}) {
+  for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
     cuda::TunedShape ts;
-    ts.stream.warps_3d = warps;
-    ts.stream.planes_3d = planes;
-    ts.stream.depth_3d = depth;
-    report("3D streaming, " + stream_label(warps, planes, depth), s3,
-           time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+    ts.stream = stream;
+    report("3D streaming, " + std::to_string(stream.warps_3d) + " warps, " +
+               std::to_string(stream.planes_3d) + " per chunk, " + std::to_string(stream.depth_3d) + " ahead",
+           s3, time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
   }
   for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32}) {

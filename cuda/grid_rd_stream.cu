@@ -34,7 +34,6 @@ namespace tissue::cuda {
 namespace {
 
 using grid_rd::RdParams;
-using grid_rd::Stencil;
 
 /// Four consecutive x nodes of one species.
 template <class Real>

@@ -17,6 +17,11 @@ struct StreamShape {
   int depth_3d = 1;    ///< planes requested ahead of the plane computed: 1, 2 or 3
 };
 
+/// Every shape rd_stream_3d runs for float Gray-Scott (the default first; rd_stream_3d compiles each of
+/// them): what `bench_grid_rd --sweep` times and the CUDA tests compare with the generic step.
+inline constexpr StreamShape kStreamShapes[] = {{4, 32, 1}, {4, 32, 2},  {4, 32, 3}, {8, 32, 1},
+                                                {8, 32, 2}, {16, 32, 1}, {4, 64, 2}};
+
 /// One explicit Euler step of the 3D grid (stencil seven) from `in` to `out` (species-major device
 /// arrays, 16-byte aligned, nx a multiple of 4). @throws std::invalid_argument for a shape that is not
 /// compiled; BackendError if the launch fails.

@@ -1,7 +1,6 @@
 // The tuned CUDA kernels of the grid RD Euler step (one step per launch, temporal blocking, 3D marching)
 // give bit-identical results to the generic EulerStep functor (CUDA builds, CUDA backend).
 #include <algorithm>
-#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <limits>
@@ -228,12 +227,9 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
   };
   // rows of 33 vectors (a partial warp), 21 rows (a partial block), 75 planes (chunks that do not divide
   // the grid, both march directions), every boundary kind on the faces the chunks and warps end at
-  for (const auto& [warps, planes, depth] : std::vector<std::array<int, 3>>{
-           {4, 32, 1}, {4, 32, 2}, {4, 32, 3}, {8, 32, 1}, {8, 32, 2}, {16, 32, 1}, {4, 64, 2}}) {
+  for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
     cuda::TunedShape ts;
-    ts.stream.warps_3d = warps;
-    ts.stream.planes_3d = planes;
-    ts.stream.depth_3d = depth;
+    ts.stream = stream;
     GridRdParams p = base({132, 21, 75, 1.0}, Stencil::seven);
     compare(p, ts, 0.5f);
     p.faces = {GridBoundary::dirichlet, GridBoundary::neumann,   GridBoundary::neumann,
