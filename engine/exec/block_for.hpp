@@ -50,6 +50,24 @@ class Block {
   void* shared_;
 };
 
+/// The largest of values[0, count) (count >= 1), returned to every thread of the block: values is the
+/// block's scratch memory and is overwritten. ceil(log2(count)) rounds of pairwise maxima, each ended by
+/// a barrier, so the latency grows with log2(count), not with count (a serial loop over shared memory
+/// costs a load latency per value). Begins with a barrier: values may have just been written.
+template <class T>
+TISSUE_HD T block_max(const Block& block, T* values, std::size_t count) {
+  block.sync();
+  for (std::size_t n = count; n > 1;) {
+    const std::size_t half = (n + 1) / 2;
+    block.for_each(n - half, [&](std::size_t l) {
+      values[l] = values[l] < values[l + half] ? values[l + half] : values[l];
+    });
+    block.sync();
+    n = half;
+  }
+  return values[0];
+}
+
 }  // namespace tissue::exec
 
 #if defined(TISSUE_BACKEND_CUDA) && defined(__CUDACC__)

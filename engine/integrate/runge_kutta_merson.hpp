@@ -17,6 +17,10 @@
 /// the host waiting for each. The host looks at the control record only every few iterations (a batch
 /// sized from the remaining time over tau); iterations queued after the end time are no-ops.
 ///
+/// For a right-hand side over tiles of nodes, integrate_tiled() runs the whole loop in persistent
+/// cooperative launches instead (grid barriers between stages, every block deciding on its own copy of
+/// the control record), for fields too small to pay a kernel launch per stage.
+///
 /// The right-hand side is a callable rhs(Span<const Real> arg, const MersonStage<Real>& stage) that
 /// launches its own kernel and, for each node i, calls stage.store(i, f_i) with f_i = f(stage.time(),
 /// arg)_i. In the fused mode store() also forms the next stage's argument (and, in the last stage, the
@@ -35,6 +39,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/block_for.hpp"
+#include "engine/exec/cooperative_for.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/math.hpp"
@@ -67,7 +72,7 @@ struct MersonStage {
   int stage = 0;  ///< 0..4 for k1..k5
   bool fused = true;
   Span<const Real> u;         ///< state at the start of the step
-  Span<Real> k[5];            ///< stage derivatives f (not multiplied by tau)
+  Span<Real> k[5];            ///< stage derivatives f (not multiplied by tau); fused: k1, k3, k4 only
   Span<Real> next;            ///< fused: argument of the next stage
   Span<Real> candidate;       ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
   Span<Real> error;           ///< fused, stage 4: per-node error term of (27), or per-block maxima
@@ -78,34 +83,76 @@ struct MersonStage {
 
   /// Time of this stage: t + c tau with c = 0, 1/3, 1/3, 1/2, 1.
   TISSUE_HD double time() const {
-    constexpr double c[5] = {0.0, 1.0 / 3.0, 1.0 / 3.0, 0.5, 1.0};
-    return control->t + c[stage] * control->tau;
+    const double c = stage == 0   ? 0.0
+                     : stage < 3  ? 1.0 / 3.0
+                     : stage == 3 ? 0.5
+                                  : 1.0;  // no table on the stack
+    return control->t + c * control->tau;
+  }
+
+  /// The values that store() combines with f at node i: u and the earlier stages' k that this stage's
+  /// combination reads (fused mode; nothing in the plain mode). Loading them before f is computed hides
+  /// their latency behind the computation (store(i, f, operands)).
+  struct Operands {
+    Real u = Real(0), k1 = Real(0), k3 = Real(0), k4 = Real(0);
+  };
+  TISSUE_HD Operands operands(std::size_t i) const {
+    Operands o;
+    if (!fused) return o;
+    o.u = u[i];
+    if (stage >= 1) o.k1 = k[0][i];
+    if (stage >= 3) o.k3 = k[2][i];
+    if (stage == 4) o.k4 = k[3][i];
+    return o;
   }
 
   /// Records f(time(), arg) at node i. Returns the node's error term of (27) in the fused last stage (0
   /// otherwise); with block_errors it is not stored per node, the caller reduces it per block instead.
-  TISSUE_HD Real store(std::size_t i, Real f) const {
-    k[stage][i] = f;
-    if (!fused) return Real(0);
+  TISSUE_HD Real store(std::size_t i, Real f) const { return store(i, f, operands(i)); }
+
+  /// store(i, f) with the operands(i) loaded earlier.
+  TISSUE_HD Real store(std::size_t i, Real f, const Operands& o) const {
+    // k[stage] by constant indices only: a stage built in a persistent kernel lives in registers and
+    // local memory, where a dynamic index would put all five spans on the stack
+    if (!fused) {
+      switch (stage) {
+        case 0:
+          k[0][i] = f;
+          break;
+        case 1:
+          k[1][i] = f;
+          break;
+        case 2:
+          k[2][i] = f;
+          break;
+        case 3:
+          k[3][i] = f;
+          break;
+        default:
+          k[4][i] = f;
+      }
+      return Real(0);
+    }
     const Real tau = static_cast<Real>(control->tau);
-    const Real ui = u[i];
     switch (stage) {
       case 0:
-        next[i] = ui + tau * (f / Real(3));
+        k[0][i] = f;
+        next[i] = o.u + tau * (f / Real(3));
         break;
-      case 1:
-        next[i] = ui + tau * ((k[0][i] + f) / Real(6));
+      case 1:  // k2 and k5 are not read again in the fused mode: not stored
+        next[i] = o.u + tau * ((o.k1 + f) / Real(6));
         break;
       case 2:
-        next[i] = ui + tau * ((k[0][i] + Real(3) * f) / Real(8));
+        k[2][i] = f;
+        next[i] = o.u + tau * ((o.k1 + Real(3) * f) / Real(8));
         break;
       case 3:
-        next[i] = ui + tau * (k[0][i] / Real(2) - Real(1.5) * k[2][i] + Real(2) * f);
+        k[3][i] = f;
+        next[i] = o.u + tau * (o.k1 / Real(2) - Real(1.5) * o.k3 + Real(2) * f);
         break;
       default: {
-        const Real k1 = k[0][i], k4 = k[3][i];
-        candidate[i] = ui + tau * ((k1 + Real(4) * k4 + f) / Real(6));
-        const Real e = error_term(tau, k1, k[2][i], k4, f);
+        candidate[i] = o.u + tau * ((o.k1 + Real(4) * o.k4 + f) / Real(6));
+        const Real e = error_term(tau, o.k1, o.k3, o.k4, f);
         if (!block_errors) error[i] = e;
         return e;
       }
@@ -227,12 +274,8 @@ struct MersonReduceDecide {
       const Real a = v[0] < v[1] ? v[1] : v[0], b = v[2] < v[3] ? v[3] : v[2];
       m[l] = a < b ? b : a;
     });
-    block.sync();
-    for (std::size_t half = kThreads / 2; half > 0; half /= 2) {
-      block.for_each(half, [&](std::size_t l) { m[l] = m[l] < m[l + half] ? m[l + half] : m[l]; });
-      block.sync();
-    }
-    block.for_each(1, [&](std::size_t) { merson_decide(*control, static_cast<double>(m[0])); });
+    const Real e = exec::block_max(block, m, kThreads);
+    block.for_each(1, [&](std::size_t) { merson_decide(*control, static_cast<double>(e)); });
   }
 };
 
@@ -255,6 +298,80 @@ struct MersonUpdateFused {  // u = candidate when accepted
   Span<Real> u;
   TISSUE_HD void operator()(std::size_t i) const {
     if (control->accept_now) u[i] = candidate[i];
+  }
+};
+
+/// The whole adaptive loop of RungeKuttaMerson::integrate_tiled in one cooperative launch: per
+/// iteration five stage phases over all tiles, each followed by a grid barrier, then every block reduces
+/// the per-tile error maxima and takes the same step decision (27)-(29) on its own copy of the control
+/// record, so no barrier is needed after it. The state and the candidate of (28) live in two buffers
+/// whose roles swap on acceptance instead of copying; the caller's buffer holds the state on return.
+template <class Real, class TileRhs>
+struct MersonResident {
+  TileRhs rhs;
+  MersonControl* control;  ///< global record: read at the start, written back by block 0 at the end
+  Span<Real> state[2];     ///< [0]: the caller's u; [1]: the spare that alternates with it
+  Span<Real> k[5], odd, even;
+  Span<Real> tile_errors;  ///< one error maximum per tile
+  std::size_t tiles = 0;
+  std::size_t rhs_bytes = 0;  ///< the tile right-hand side's scratch; the control copy and a reduction follow
+  std::int64_t max_iterations = 0;
+
+  static constexpr std::size_t kLanes = 512;  ///< partial maxima of the error reduction
+  /// Scratch bytes per block for a right-hand side that needs rhs_shared_bytes.
+  static std::size_t shared_bytes(std::size_t rhs_shared_bytes) {
+    return control_offset(rhs_shared_bytes) + sizeof(MersonControl) + kLanes * sizeof(Real);
+  }
+  TISSUE_HD static std::size_t control_offset(std::size_t rhs_shared_bytes) {
+    constexpr std::size_t a = alignof(MersonControl) > alignof(Real) ? alignof(MersonControl) : alignof(Real);
+    return (rhs_shared_bytes + a - 1) / a * a;
+  }
+
+  TISSUE_HD void operator()(const exec::Block& block, const exec::Grid& grid) const {
+    auto* const scratch = static_cast<unsigned char*>(block.shared());
+    auto* const local = reinterpret_cast<MersonControl*>(scratch + control_offset(rhs_bytes));
+    Real* const lanes = reinterpret_cast<Real*>(local + 1);
+    block.for_each(1, [&](std::size_t) { *local = *control; });
+    block.sync();
+    int current = 0;  // which of state[] holds u; every thread of every block takes the same decisions
+    for (std::int64_t iteration = 0; iteration < max_iterations && !local->done; ++iteration) {
+      MersonStage<Real> stage;
+      stage.control = local;
+      stage.fused = true;
+      stage.block_errors = true;
+      stage.u = Span<const Real>(state[current]);
+      for (int s = 0; s < 5; ++s) stage.k[s] = k[s];
+      stage.candidate = state[1 - current];
+      stage.error = tile_errors;
+      for (int s = 0; s < 5; ++s) {
+        stage.stage = s;
+        stage.next = (s + 1) % 2 ? odd : even;
+        const Span<const Real> arg = s == 0 ? stage.u : Span<const Real>(s % 2 ? odd : even);
+        for (std::size_t tile = block.index(); tile < tiles; tile += grid.blocks()) {
+          rhs(exec::Block(tile, scratch), arg, stage);
+          block.sync();  // the next tile reuses the scratch
+        }
+        grid.sync();
+      }
+      // every tile's maximum requested at once (a serial loop would wait a load latency per tile)
+      const std::size_t width = tiles < kLanes ? tiles : kLanes;
+      block.for_each(width, [&](std::size_t l) {  // error terms are >= 0 (NaN became +infinity)
+        Real m = Real(0);
+        for (std::size_t t = l; t < tiles; t += width) m = m < tile_errors[t] ? tile_errors[t] : m;
+        lanes[l] = m;
+      });
+      const Real e = exec::block_max(block, lanes, width);
+      block.for_each(1, [&](std::size_t) { merson_decide(*local, static_cast<double>(e)); });
+      block.sync();
+      if (local->accept_now) current = 1 - current;
+    }
+    if (block.index() == 0) block.for_each(1, [&](std::size_t) { *control = *local; });
+    if (current == 1) {  // the caller's buffer holds a stale state: copy, a slice per block
+      const std::size_t n = state[0].size(), slice = (n + grid.blocks() - 1) / grid.blocks();
+      const std::size_t begin = block.index() * slice, end = begin + slice < n ? begin + slice : n;
+      if (begin < end)
+        block.for_each(end - begin, [&](std::size_t l) { state[0][begin + l] = state[1][begin + l]; });
+    }
   }
 };
 
@@ -285,28 +402,8 @@ class RungeKuttaMerson {
   /// or a step below the floor, naming the time reached.
   template <class Rhs>
   MersonStats integrate(Span<Real> u, double t0, double t1, Rhs&& rhs) {
-    if (!(t1 >= t0))
-      throw InputError("Runge-Kutta-Merson: end time " + std::to_string(t1) + " is before the start time " +
-                       std::to_string(t0));
-    MersonStats stats;
-    stats.time = t0;
-    if (t1 == t0) return stats;
-    const std::size_t n = u.size();
-    for (auto& b : k_) b.ensure(n);
-    odd_.ensure(n);
-    even_.ensure(n);
-
     MersonControl c;
-    c.t = t0;
-    c.t_end = t1;
-    const double first = next_step_ > 0.0               ? next_step_
-                         : settings_.initial_step > 0.0 ? settings_.initial_step
-                                                        : (t1 - t0) / 100.0;
-    c.tau = std::min(first, t1 - t0);
-    c.tau_free = first;
-    c.tolerance = settings_.tolerance;
-    c.min_step = settings_.min_step > 0.0 ? settings_.min_step : 1e-14 * (t1 - t0);
-    control_.upload(&c, 1);
+    if (!begin(u.size(), t0, t1, c)) return finish(c);
 
     // Batches between looks at the control record: 1 on the CPU (looking is free); on the GPU about half
     // the iterations still expected, so that few no-op iterations are queued past t_end, replayed as a
@@ -332,22 +429,58 @@ class RungeKuttaMerson {
         if (batch >= kRecorded) batch -= batch % kRecorded;
       }
     }
-    stats.accepted = c.accepted;
-    stats.rejected = c.rejected;
-    stats.iterations = c.accepted + c.rejected;
-    stats.last_step = c.tau_free;
-    stats.time = c.t;
-    next_step_ = c.tau_free;
-    if (c.failure == 1)
-      throw NumericalError(
-          "Runge-Kutta-Merson: the error estimate is NaN or infinite at t = " + std::to_string(c.t) +
-          " (step " + std::to_string(c.tau_used) + "): the state or its right-hand side is no longer finite");
-    if (c.failure == 2)
-      throw NumericalError("Runge-Kutta-Merson: the adaptive step fell to " + std::to_string(c.tau_free) +
-                           " at t = " + std::to_string(c.t) + ", below its floor " +
-                           std::to_string(c.min_step) + " (tolerance " + std::to_string(c.tolerance) +
-                           " too tight, or the problem blows up)");
-    return stats;
+    return finish(c);
+  }
+
+  /// integrate() for a right-hand side that works on tiles of nodes, with the whole adaptive loop in
+  /// persistent cooperative launches (exec::cooperative_for) instead of about seven launches per
+  /// iteration: for fields of ~10^5 values, whose stages are too short to pay for a launch each. Same
+  /// arithmetic as integrate() with the fused mode and set_error_blocks(tiles), so the same results.
+  ///
+  /// `rhs` has a `TISSUE_HD void operator()(const exec::Block& tile, Span<const Real> arg, const
+  /// MersonStage<Real>& stage) const` that computes f on the nodes of tile tile.index() (0 .. tiles - 1),
+  /// calls stage.store() once for each of them, and in the last stage (stage.last()) calls
+  /// stage.store_block_error(tile.index(), largest error term of the tile). tile.shared() is
+  /// rhs_shared_bytes of scratch and for_each spreads over Threads threads; MinBlocksPerSM is the launch
+  /// bound of the CUDA kernel (exec::cooperative_for). The tiles must partition the nodes (every node
+  /// stored by exactly one tile per stage). Tiles beyond the resident blocks (resident_tiles()) are
+  /// worked through one after another in each stage, which is correct but gives up the speed.
+  /// @throws as integrate(); BackendError if the device cannot launch cooperatively.
+  template <unsigned Threads, unsigned MinBlocksPerSM, class TileRhs>
+  MersonStats integrate_tiled(Span<Real> u, double t0, double t1, std::size_t tiles,
+                              std::size_t rhs_shared_bytes, const TileRhs& rhs) {
+    MersonControl c;
+    if (!begin(u.size(), t0, t1, c)) return finish(c);
+    const std::size_t n = u.size();
+    spare_.ensure(n);
+    tile_errors_.ensure(tiles);
+    using Resident = detail::MersonResident<Real, TileRhs>;
+    Resident resident{rhs,
+                      control_.data(),
+                      {u, spare_.span().subspan(0, n)},
+                      {},
+                      argument(1, n),
+                      argument(2, n),
+                      tile_errors_.span().subspan(0, tiles),
+                      tiles,
+                      rhs_shared_bytes,
+                      kResidentIterations};
+    for (int s = 0; s < 5; ++s) resident.k[s] = k_[s].span().subspan(0, n);
+    do {  // one launch per kResidentIterations iterations; the host looks at the record in between
+      exec::cooperative_for<Threads, MinBlocksPerSM>(tiles, Threads, Resident::shared_bytes(rhs_shared_bytes),
+                                                     resident);
+      control_.download(&c, 1);
+    } while (!c.done);
+    return finish(c);
+  }
+
+  /// The tiles that integrate_tiled<Threads, MinBlocksPerSM>(.., rhs_shared_bytes, TileRhs) keeps
+  /// resident at once, one per block (exec::cooperative_capacity).
+  template <unsigned Threads, unsigned MinBlocksPerSM, class TileRhs>
+  static std::size_t resident_tiles(std::size_t rhs_shared_bytes) {
+    using Resident = detail::MersonResident<Real, TileRhs>;
+    return exec::cooperative_capacity<Threads, MinBlocksPerSM, Resident>(
+        Threads, Resident::shared_bytes(rhs_shared_bytes));
   }
 
   /// Declares that the right-hand side reduces the last stage's error terms itself, into `blocks` values
@@ -363,6 +496,56 @@ class RungeKuttaMerson {
  private:
   /// Iterations per recorded graph on the GPU.
   static constexpr int kRecorded = 8;
+  /// Iterations per cooperative launch of integrate_tiled (a fraction of a second at 256^2).
+  static constexpr std::int64_t kResidentIterations = 4096;
+
+  /// Checks t0 <= t1, sizes the workspace for n values and uploads the control record for a call from
+  /// t0 to t1 (also left in c). @returns false if there is nothing to integrate (t1 == t0).
+  /// @throws InputError for t1 < t0.
+  bool begin(std::size_t n, double t0, double t1, MersonControl& c) {
+    if (!(t1 >= t0))
+      throw InputError("Runge-Kutta-Merson: end time " + std::to_string(t1) + " is before the start time " +
+                       std::to_string(t0));
+    c = MersonControl{};
+    c.t = t0;
+    c.t_end = t1;
+    c.tau_free = next_step_;
+    if (t1 == t0) return false;
+    for (auto& b : k_) b.ensure(n);
+    odd_.ensure(n);
+    even_.ensure(n);
+    const double first = next_step_ > 0.0               ? next_step_
+                         : settings_.initial_step > 0.0 ? settings_.initial_step
+                                                        : (t1 - t0) / 100.0;
+    c.tau = std::min(first, t1 - t0);
+    c.tau_free = first;
+    c.tolerance = settings_.tolerance;
+    c.min_step = settings_.min_step > 0.0 ? settings_.min_step : 1e-14 * (t1 - t0);
+    control_.upload(&c, 1);
+    return true;
+  }
+
+  /// The counts of a finished call from its control record; carries its last proposed step to the next.
+  /// @throws NumericalError if the record says the run failed.
+  MersonStats finish(const MersonControl& c) {
+    MersonStats stats;
+    stats.accepted = c.accepted;
+    stats.rejected = c.rejected;
+    stats.iterations = c.accepted + c.rejected;
+    stats.last_step = c.tau_free;
+    stats.time = c.t;
+    if (c.tau_free > 0.0) next_step_ = c.tau_free;
+    if (c.failure == 1)
+      throw NumericalError(
+          "Runge-Kutta-Merson: the error estimate is NaN or infinite at t = " + std::to_string(c.t) +
+          " (step " + std::to_string(c.tau_used) + "): the state or its right-hand side is no longer finite");
+    if (c.failure == 2)
+      throw NumericalError("Runge-Kutta-Merson: the adaptive step fell to " + std::to_string(c.tau_free) +
+                           " at t = " + std::to_string(c.t) + ", below its floor " +
+                           std::to_string(c.min_step) + " (tolerance " + std::to_string(c.tolerance) +
+                           " too tight, or the problem blows up)");
+    return stats;
+  }
 
   template <class Rhs>
   void iterate(Span<Real> u, Rhs& rhs) {
@@ -409,6 +592,7 @@ class RungeKuttaMerson {
 
   MersonSettings settings_;
   DeviceBuffer<Real> k_[5], odd_, even_;
+  DeviceBuffer<Real> spare_, tile_errors_;  ///< integrate_tiled: the state's alternate, per-tile errors
   DeviceBuffer<MersonControl> control_;
   DeviceBuffer<Real> error_max_;
   DeviceBuffer<unsigned char> temp_;

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <random>
@@ -9,6 +10,7 @@
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/block_for.hpp"
+#include "engine/exec/cooperative_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 using namespace tissue;
@@ -35,7 +37,108 @@ struct ReverseSegments {
     block.for_each(count, [&](std::size_t l) { out[first + l] = scratch[l] + scratch[count - 1]; });
   }
 };
+/// Rounds of b[i] = a[i] + a[(i + 1) % n] (then a and b swap), work items of 64 values strided over the
+/// blocks: each round reads values that other blocks wrote in the round before, so it needs the grid
+/// barrier. The scratch holds a block's count of items, checked against the stride rule.
+struct NeighbourRounds {
+  Span<std::int64_t> a, b;
+  Span<int> items_seen;  ///< per block: the items it handled in the last round
+  int rounds;
+  TISSUE_HD void operator()(const exec::Block& block, const exec::Grid& grid) const {
+    const std::size_t n = a.size(), items = (n + 63) / 64;
+    int* const count = static_cast<int*>(block.shared());
+    for (int r = 0; r < rounds; ++r) {
+      const Span<std::int64_t> from = r % 2 ? b : a, to = r % 2 ? a : b;
+      block.for_each(1, [&](std::size_t) { *count = 0; });
+      block.sync();
+      for (std::size_t item = block.index(); item < items; item += grid.blocks()) {
+        block.for_each(64, [&](std::size_t l) {
+          const std::size_t i = item * 64 + l;
+          if (i < n) to[i] = from[i] + from[(i + 1) % n];
+        });
+        block.for_each(1, [&](std::size_t) { ++*count; });
+      }
+      grid.sync();
+    }
+    block.sync();
+    block.for_each(1, [&](std::size_t) { items_seen[block.index()] = *count; });
+  }
+};
+/// Each block copies its segment into scratch and reduces it with block_max; every thread's result is
+/// checked (one slot per thread through a second for_each).
+struct SegmentMax {
+  Span<const double> in;
+  Span<double> out;
+  std::size_t segment;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    double* scratch = static_cast<double*>(block.shared());
+    const std::size_t first = block.index() * segment;
+    const std::size_t count = first + segment <= in.size() ? segment : in.size() - first;
+    block.for_each(count, [&](std::size_t l) { scratch[l] = in[first + l]; });
+    const double m = exec::block_max(block, scratch, count);
+    block.for_each(count, [&](std::size_t l) { out[first + l] = m; });
+  }
+};
 }  // namespace
+
+TEST_CASE("block_max gives every thread of a block the largest value of its segment", "[exec]") {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(-5.0, 5.0);
+  for (const std::size_t segment : {1u, 2u, 3u, 17u, 289u, 1000u}) {
+    const std::size_t n = 5 * segment + segment / 2 + 1;
+    std::vector<double> host(n);
+    for (double& v : host) v = u(rng);
+    DeviceBuffer<double> in, out(n);
+    in.assign(host);
+    const std::size_t blocks = (n + segment - 1) / segment;
+    exec::block_for(blocks, 128, segment * sizeof(double), SegmentMax{in.span(), out.span(), segment});
+    const std::vector<double> got = out.to_host();
+    std::size_t wrong = 0;
+    for (std::size_t b = 0; b < blocks; ++b) {
+      const std::size_t first = b * segment, last = std::min(n, first + segment);
+      const double expected = *std::max_element(host.begin() + first, host.begin() + last);
+      for (std::size_t i = first; i < last; ++i) wrong += got[i] != expected;
+    }
+    INFO("segments of " << segment);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("cooperative_for keeps its blocks resident together and its grid barrier orders their rounds",
+          "[exec]") {
+  for (const std::size_t n : {1u, 100u, 100000u}) {
+    const int rounds = 9;
+    std::vector<std::int64_t> host(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<std::int64_t>((i * 7919) % 1000);
+    DeviceBuffer<std::int64_t> a, b(n);
+    a.assign(host);
+    const std::size_t items = (n + 63) / 64, max_blocks = 4096;
+    DeviceBuffer<int> seen(max_blocks + 1);
+    exec::fill(seen.span(), -1);
+    const std::size_t blocks = exec::cooperative_for(
+        max_blocks, 64, sizeof(int), NeighbourRounds{a.span(), b.span(), seen.span(), rounds});
+    REQUIRE(blocks >= 1);
+    REQUIRE(blocks <= max_blocks);
+    for (int r = 0; r < rounds; ++r) {
+      std::vector<std::int64_t> next(n);
+      for (std::size_t i = 0; i < n; ++i) next[i] = host[i] + host[(i + 1) % n];
+      host.swap(next);
+    }
+    const std::vector<std::int64_t> got = (rounds % 2 ? b : a).to_host();
+    const std::vector<int> count = seen.to_host();
+    std::size_t wrong = 0, handled = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += got[i] != host[i];
+    for (std::size_t k = 0; k < blocks; ++k) {
+      // block k handles items k, k + blocks, ...
+      CHECK(count[k] == static_cast<int>(k < items ? (items - k + blocks - 1) / blocks : 0));
+      handled += static_cast<std::size_t>(count[k]);
+    }
+    CHECK(count[blocks] == -1);  // no block beyond the count reported
+    INFO(n << " values on " << blocks << " blocks");
+    CHECK(handled == items);
+    CHECK(wrong == 0);
+  }
+}
 
 TEST_CASE("block_for gives every block its own scratch memory and a barrier", "[exec]") {
   for (const std::size_t n : {1u, 700u, 100000u})

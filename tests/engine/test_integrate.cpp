@@ -5,6 +5,8 @@
 #include <boost/numeric/odeint/integrate/integrate_adaptive.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
@@ -60,6 +62,31 @@ struct Heat {
   double inv_h2;
   void operator()(Span<const double> arg, const MersonStage<double>& stage) const {
     exec::parallel_for(arg.size(), HeatKernel{arg, stage, inv_h2});
+  }
+};
+
+/// Heat as the tile right-hand side of integrate_tiled: tile t owns nodes [t s, t s + s), reduces its
+/// last-stage error terms through scratch memory.
+struct HeatTile {
+  double inv_h2;
+  std::size_t segment;
+  TISSUE_HD void operator()(const exec::Block& tile, Span<const double> arg,
+                            const MersonStage<double>& stage) const {
+    const std::size_t n = arg.size(), first = tile.index() * segment;
+    const std::size_t count = first + segment <= n ? segment : n - first;
+    double* const errors = static_cast<double*>(tile.shared());
+    tile.for_each(count, [&](std::size_t l) {
+      const std::size_t i = first + l;
+      const double left = i > 0 ? arg[i - 1] : 0.0, right = i + 1 < n ? arg[i + 1] : 0.0;
+      errors[l] = stage.store(i, (left - 2.0 * arg[i] + right) * inv_h2);
+    });
+    if (!stage.last()) return;
+    tile.sync();
+    tile.for_each(1, [&](std::size_t) {
+      double m = 0.0;
+      for (std::size_t l = 0; l < count; ++l) m = m < errors[l] ? errors[l] : m;
+      stage.store_block_error(tile.index(), m);
+    });
   }
 };
 
@@ -202,6 +229,48 @@ TEST_CASE("Runge-Kutta-Merson: fused stage combinations equal the plain kernels 
   }
   CHECK(worst < 1e-13);
   CHECK(change < 1e-5);
+}
+
+TEST_CASE("Runge-Kutta-Merson in persistent tiled launches equals the launched iterations bit for bit",
+          "[integrate]") {
+  // ~10^4 iterations (several cooperative launches), a stability-bound step that is rejected often (so
+  // the state and candidate buffers swap in every parity), tiles that do not divide n, two calls.
+  const std::size_t n = 200, segment = GENERATE(std::size_t(7), std::size_t(64), std::size_t(256));
+  const double h = 1.0 / (n + 1);
+  std::vector<double> init(n);
+  for (std::size_t i = 0; i < n; ++i)
+    init[i] = std::sin(M_PI * (i + 1) * h) + 0.3 * std::sin(7 * M_PI * (i + 1) * h);
+  DeviceBuffer<double> tiled, launched;
+  tiled.assign(init);
+  launched.assign(init);
+  const MersonSettings settings{1e-7, 1e-6, 0.0, true};
+  RungeKuttaMerson<double> a(settings), b(settings);
+  const std::size_t tiles = (n + segment - 1) / segment;
+  std::int64_t accepted = 0, rejected = 0;
+  for (const auto& [t0, t1] : {std::pair{0.0, 0.25}, std::pair{0.25, 0.3}}) {
+    const auto sa = a.integrate_tiled<64, 1>(tiled.span(), t0, t1, tiles, segment * sizeof(double),
+                                             HeatTile{1.0 / (h * h), segment});
+    const auto sb = b.integrate(launched.span(), t0, t1, Heat{1.0 / (h * h)});
+    CHECK(sa.accepted == sb.accepted);
+    CHECK(sa.rejected == sb.rejected);
+    CHECK(sa.time == t1);
+    CHECK(sa.last_step == sb.last_step);
+    accepted += sa.accepted;
+    rejected += sa.rejected;
+  }
+  CHECK(accepted + rejected > 3 * 4096);
+  CHECK(rejected > 100);
+  const auto ta = tiled.to_host(), lb = launched.to_host();
+  std::size_t differ = 0;
+  double change = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    differ += ta[i] != lb[i];
+    const double x = (i + 1) * h;
+    const double l1 = 4 / (h * h) * std::pow(std::sin(M_PI * h / 2), 2);
+    change = std::max(change, std::abs(ta[i] - std::exp(-l1 * 0.3) * std::sin(M_PI * x)));
+  }
+  CHECK(differ == 0);
+  CHECK(change < 1e-5);  // the 7th mode has decayed below the tolerance's reach
 }
 
 TEST_CASE("Runge-Kutta-Merson refuses bad input and stops on a blow-up", "[integrate]") {

@@ -1,0 +1,125 @@
+#pragma once
+/// @file cooperative_for.hpp
+/// Persistent cooperative launches, for algorithms whose every step is too small to pay a kernel launch
+/// (an adaptive Runge-Kutta loop on a 256^2 grid: five stages and a step decision every ~20 us):
+/// exec::cooperative_for(max_blocks, threads, shared_bytes, f) starts as many blocks as can all be
+/// resident at once (at most max_blocks) and calls f(block, grid) once in each; grid.sync() is a barrier
+/// across all of them, so one launch can run a whole loop of dependent phases.
+///
+/// The functor has a `TISSUE_HD void operator()(const exec::Block&, const exec::Grid&) const`. It strides
+/// over its work items itself (item = block.index(); item < items; item += grid.blocks()), since the
+/// number of blocks depends on the device, and every block must reach every grid.sync() (the same number
+/// of times: loop conditions must agree across blocks). Within a block it works as under block_for
+/// (for_each, sync, shared()). On the CUDA backend the blocks are one cooperative launch
+/// (cudaLaunchCooperativeKernel, blocks from the occupancy calculator) and grid.sync() is the cooperative
+/// groups grid barrier; on the CPU backend each OpenMP thread is one block with its own scratch memory and
+/// grid.sync() is an OpenMP barrier. Both backends give the same results for the same arithmetic.
+///
+/// As with parallel_for, a translation unit that launches must be compiled as CUDA in CUDA builds.
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/block_for.hpp"
+#include "engine/exec/config.hpp"
+
+#if TISSUE_ON_DEVICE
+#include <cooperative_groups.h>
+#endif
+
+namespace tissue::exec {
+
+/// All blocks of a cooperative_for launch: their count and the barrier across them.
+class Grid {
+ public:
+  TISSUE_HD explicit Grid(std::size_t blocks) : blocks_(blocks) {}
+  /// Blocks in the launch (block indices are 0 .. blocks() - 1).
+  TISSUE_HD std::size_t blocks() const { return blocks_; }
+  /// Barrier across every thread of every block; global-memory writes before it are visible after it.
+  TISSUE_HD void sync() const {
+#if TISSUE_ON_DEVICE
+    cooperative_groups::this_grid().sync();
+#else
+#pragma omp barrier
+#endif
+  }
+
+ private:
+  std::size_t blocks_;
+};
+
+}  // namespace tissue::exec
+
+#if defined(TISSUE_BACKEND_CUDA) && defined(__CUDACC__)
+#include "cuda/launch_cooperative.cuh"
+#endif
+
+namespace tissue::exec {
+
+/// How many blocks of `threads` threads and `shared_bytes` of scratch the backend keeps resident together
+/// for cooperative_for<MaxThreads, MinBlocksPerSM>(.., f) with a functor of type F: on CUDA from the
+/// occupancy calculator (0 if not one fits), on the CPU the OpenMP team size (more blocks are not refused:
+/// cooperative_for runs fewer and the work items stride over them).
+/// @throws BackendError on the CUDA backend if the device cannot launch cooperatively.
+template <unsigned MaxThreads = 0, unsigned MinBlocksPerSM = 1, class F>
+std::size_t cooperative_capacity(unsigned threads, std::size_t shared_bytes) {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+#if defined(__CUDACC__)
+    return cuda::cooperative_capacity<MaxThreads, MinBlocksPerSM, F>(threads, shared_bytes);
+#else
+    static_assert(sizeof(F) == 0,
+                  "cooperative_capacity in a CUDA build needs this file compiled as CUDA: add it to "
+                  "tissue_kernel_sources() in CMake");
+#endif
+  }
+#endif
+  (void)threads;
+  (void)shared_bytes;
+  return static_cast<std::size_t>(omp_get_max_threads());
+}
+
+/// Runs f(Block, Grid) once in each of min(max_blocks, what the backend keeps resident) blocks, all
+/// resident together (asynchronous on CUDA, like block_for; the CPU backend returns when done). `threads`
+/// (1 to 1024, at most MaxThreads if that is not 0) applies to the CUDA backend; `shared_bytes` is each
+/// block's scratch memory. MaxThreads > 0 compiles the CUDA kernel with __launch_bounds__(MaxThreads,
+/// MinBlocksPerSM), so that ptxas limits the registers to what MinBlocksPerSM such blocks per
+/// multiprocessor allow (a persistent loop carries state that ptxas would otherwise keep in registers).
+/// @returns the number of blocks that ran (>= 1 for max_blocks >= 1; 0 for max_blocks == 0).
+/// @throws BackendError on the CUDA backend if the device cannot launch cooperatively or cannot keep even
+/// one such block resident (too many threads or too much shared memory).
+template <unsigned MaxThreads = 0, unsigned MinBlocksPerSM = 1, class F>
+std::size_t cooperative_for(std::size_t max_blocks, unsigned threads, std::size_t shared_bytes, const F& f) {
+  if (max_blocks == 0) return 0;
+#if defined(TISSUE_BACKEND_CUDA)
+  if (backend() == Backend::cuda) {
+#if defined(__CUDACC__)
+    return cuda::launch_cooperative<MaxThreads, MinBlocksPerSM>(max_blocks, threads, shared_bytes, f);
+#else
+    static_assert(sizeof(F) == 0,
+                  "cooperative_for in a CUDA build needs this file compiled as CUDA: add it to "
+                  "tissue_kernel_sources() in CMake");
+#endif
+  }
+#endif
+  (void)threads;
+  const std::size_t words = (shared_bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+  const int team =
+      static_cast<int>(std::min<std::size_t>(max_blocks, static_cast<std::size_t>(omp_get_max_threads())));
+  std::size_t ran = 1;
+#pragma omp parallel num_threads(team)
+  {
+    const std::unique_ptr<std::max_align_t[]> scratch(new std::max_align_t[words > 0 ? words : 1]);
+    const auto blocks = static_cast<std::size_t>(omp_get_num_threads());
+#pragma omp single nowait
+    ran = blocks;
+    f(Block(static_cast<std::size_t>(omp_get_thread_num()), scratch.get()), Grid(blocks));
+  }
+  return ran;
+}
+
+}  // namespace tissue::exec
