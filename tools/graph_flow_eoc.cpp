@@ -3,7 +3,7 @@
 // printed in the layout of its Tables 2-4, with the wall time of each row (its Tables 5-7).
 //
 //   graph_flow_eoc [--flow mcf|willmore] [--precision float|double] [--from 16] [--to 128]
-//                  [--end-time 0.1] [--samples 10] [--tolerance 1e-6] [--kernel tiled|fused|plain]
+//                  [--end-time 0.1] [--samples 10] [--tolerance 1e-6] [--kernel persistent|tiled|fused|plain]
 //                  [--sigma 1] [--backend cpu|cuda]
 
 #include <CLI/CLI.hpp>
@@ -19,7 +19,7 @@ using namespace tissue::curvature_flow;
 
 int main(int argc, char** argv) {
   CLI::App app{"EOC of the graph mean-curvature and Willmore flows on the seed's manufactured solution"};
-  std::string flow = "mcf", precision = "double", kernel = "tiled";
+  std::string flow = "mcf", precision = "double", kernel = "persistent";
   std::string backend = exec::cuda_compiled() ? "cuda" : "cpu";
   int from = 16, to = 128, samples = 10;
   double end_time = 0.1, tolerance = 1e-6, sigma = 1.0;
@@ -32,9 +32,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000));
   app.add_option("--tolerance", tolerance, "Runge-Kutta-Merson tolerance");
   app.add_option("--kernel", kernel,
-                 "tiled (one shared-memory kernel per stage), fused (one thread per node, fused stage "
-                 "combinations) or plain (the reference: separate combination kernels)")
-      ->check(CLI::IsMember({"tiled", "fused", "plain"}));
+                 "persistent (the shared-memory tile stages in one cooperative launch), tiled (one "
+                 "shared-memory kernel per stage), fused (one thread per node, fused stage combinations) or "
+                 "plain (the reference: separate combination kernels)")
+      ->check(CLI::IsMember({"persistent", "tiled", "fused", "plain"}));
   app.add_option("--sigma", sigma, "sigma of the manufactured solution (30)");
   app.add_option("--backend", backend, "cpu or cuda");
   CLI11_PARSE(app, argc, argv);
@@ -46,7 +47,8 @@ int main(int argc, char** argv) {
     p.forcing = GraphForcing::manufactured;
     p.manufactured.sigma = sigma;
     p.merson.tolerance = tolerance;
-    p.tiled = kernel == "tiled";
+    p.tiled = kernel == "persistent" || kernel == "tiled";
+    p.persistent = kernel == "persistent";
     p.merson.fused = kernel != "plain";
     std::printf(
         "%s flow of graphs, %s precision, manufactured solution (30) with n = %d, r = %g, sigma = %g on "

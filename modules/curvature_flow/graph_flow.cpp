@@ -6,6 +6,7 @@
 #include <string>
 
 #include "engine/exec/block_for.hpp"
+#include "engine/exec/cooperative_for.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/integrate/runge_kutta_merson.hpp"
@@ -70,14 +71,23 @@ struct GraphRhs {
   }
 };
 
-/// A box of nodes [i0, i0 + w) x [j0, j0 + h) and the row-major index of its nodes in a tile array.
+/// A box of nodes [i0, i0 + w) x [j0, j0 + h) in a tile array, row-major with the fixed row stride S >= w:
+/// slot l holds node (i0 + l % S, j0 + l / S) if l % S < w. A compile-time stride turns the slot-to-node
+/// map into a multiply and a shift instead of an integer division, which at a few hundred nodes per tile
+/// is a good part of the instructions; boxes at the grid's edge, narrower than S, skip the surplus slots.
+template <int S>
 struct NodeBox {
   int i0 = 0, j0 = 0, w = 0, h = 0;
-  TISSUE_HD int size() const { return w * h; }
-  TISSUE_HD int local(int i, int j) const { return (j - j0) * w + (i - i0); }
-  TISSUE_HD int i_of(int l) const { return i0 + l % w; }
-  TISSUE_HD int j_of(int l) const { return j0 + l / w; }
-  TISSUE_HD NodeBox grown(int by) const { return {i0 - by, j0 - by, w + 2 * by, h + 2 * by}; }
+  TISSUE_HD int slots() const { return S * h; }
+  TISSUE_HD bool holds(int l) const { return l % S < w; }
+  TISSUE_HD int local(int i, int j) const { return (j - j0) * S + (i - i0); }
+  TISSUE_HD int i_of(int l) const { return i0 + l % S; }
+  TISSUE_HD int j_of(int l) const { return j0 + l / S; }
+  /// The box grown by `by` nodes on every side, with stride T.
+  template <int T>
+  TISSUE_HD NodeBox<T> grown(int by) const {
+    return {i0 - by, j0 - by, w + 2 * by, h + 2 * by};
+  }
 };
 
 /// Nodes per tile side of GraphTileRhs (a block owns up to kTile + 1 along each axis, see owned()).
@@ -94,7 +104,9 @@ struct GraphTileRhs {
   static constexpr int kHalo = Flow == GraphFlow::willmore ? 2 : 1;
   static constexpr int kMaxOwned = kTile + 1;
   static constexpr int kMaxW = kMaxOwned + 2 * (kHalo - 1), kMaxPhi = kMaxOwned + 2 * kHalo;
-  static constexpr int kMaxEdges = (kMaxW + 1) * kMaxW;
+  static constexpr int kMaxEdges = (kMaxW + 1) * kMaxW;  ///< edges of one direction
+  using OwnBox = NodeBox<kMaxOwned>;
+  using WBox = NodeBox<kMaxW>;
   /// Threads per block: one round for each edge direction and for the w box of a Willmore tile.
   static constexpr unsigned kThreads = Flow == GraphFlow::willmore ? 384 : 256;
 
@@ -106,7 +118,7 @@ struct GraphTileRhs {
   /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
   /// 0, so a box is at most kTile + 1 wide).
   TISSUE_HD static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
-  TISSUE_HD NodeBox owned(std::size_t block) const {
+  TISSUE_HD NodeBox<kMaxOwned> owned(std::size_t block) const {
     const int bx = static_cast<int>(block % static_cast<std::size_t>(blocks_along(g.nx)));
     const int by = static_cast<int>(block / static_cast<std::size_t>(blocks_along(g.nx)));
     const int i0 = bx == 0 ? 0 : 1 + kTile * bx, j0 = by == 0 ? 0 : 1 + kTile * by;
@@ -114,36 +126,30 @@ struct GraphTileRhs {
     const int j1 = 1 + kTile * (by + 1) < g.ny ? 1 + kTile * (by + 1) : g.ny;
     return {i0, j0, i1 - i0, j1 - j0};
   }
+  using Operands = typename integrate::MersonStage<Real>::Operands;
   static std::size_t shared_bytes() {
-    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 10 * kMaxEdges + kMaxW * kMaxW);
+    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 10 * kMaxEdges + kMaxW * kMaxW +
+                                                   (Forced ? kMaxOwned * kMaxOwned : 0)) +
+           sizeof(Operands) * static_cast<std::size_t>(kMaxOwned * kMaxOwned);
   }
 
   /// In the fused last stage: the maximum of the error terms that the store loop left in red[0, count),
   /// stored as this block's (MersonStage::store_block_error).
   TISSUE_HD void reduce_error(const exec::Block& block, Real* red, int count) const {
-    block.sync();
-    block.for_each(32, [&](std::size_t k) {  // red[k] = max over red[k + 32 m]: each k only touches its own
-      Real m = Real(0);
-      for (int l = static_cast<int>(k); l < count; l += 32) m = m < red[l] ? red[l] : m;
-      red[k] = m;
-    });
-    block.sync();
-    block.for_each(1, [&](std::size_t) {
-      Real m = Real(0);
-      for (int k = 0; k < 32 && k < count; ++k) m = m < red[k] ? red[k] : m;
-      stage.store_block_error(block.index(), m);
-    });
+    const Real m = exec::block_max(block, red, static_cast<std::size_t>(count));
+    block.for_each(1, [&](std::size_t) { stage.store_block_error(block.index(), m); });
   }
 
   TISSUE_HD void operator()(const exec::Block& block) const {
-    const NodeBox own = owned(block.index());
+    const OwnBox own = owned(block.index());
     // the last stage's error terms per owned node, over the phi tile (not read after the edge phase)
     const bool block_error = stage.block_errors && stage.last();
-    const NodeBox pb = own.grown(kHalo), wb = own.grown(kHalo - 1);
-    const NodeBox xb{wb.i0 - 1, wb.j0, wb.w + 1, wb.h};  // x-edges (i + 1/2, j) by their west node
-    const NodeBox yb{wb.i0, wb.j0 - 1, wb.w, wb.h + 1};  // y-edges (i, j + 1/2) by their south node
-    // per edge e (x-edges first, then y-edges): grad phi, Q, 1/Q, and the normal component / Q (later
-    // the flux)
+    const NodeBox<kMaxPhi> pb = own.template grown<kMaxPhi>(kHalo);
+    const WBox wb = own.template grown<kMaxW>(kHalo - 1);
+    const NodeBox<kMaxW + 1> xb{wb.i0 - 1, wb.j0, wb.w + 1, wb.h};  // x-edges (i + 1/2, j) by their west node
+    const NodeBox<kMaxW> yb{wb.i0, wb.j0 - 1, wb.w, wb.h + 1};  // y-edges (i, j + 1/2) by their south node
+    // per edge e (x-edges in [0, kMaxEdges), then y-edges): grad phi, Q, 1/Q, and the normal component /
+    // Q (later the flux)
     Real* const p = static_cast<Real*>(block.shared());
     Real* const egx = p + kMaxPhi * kMaxPhi;
     Real* const egy = egx + 2 * kMaxEdges;
@@ -151,9 +157,10 @@ struct GraphTileRhs {
     Real* const er = eq + 2 * kMaxEdges;
     Real* const en = er + 2 * kMaxEdges;
     Real* const w = en + 2 * kMaxEdges;
-    const int nx_edges = xb.size(), n_edges = xb.size() + yb.size();
-    const auto ex = [&](int i, int j) { return xb.local(i, j); };             // east edge of (i, j)
-    const auto ey = [&](int i, int j) { return nx_edges + yb.local(i, j); };  // north edge of (i, j)
+    auto* const pre = reinterpret_cast<Operands*>(w + kMaxW * kMaxW);          // per owned node, for store()
+    Real* const force = reinterpret_cast<Real*>(pre + kMaxOwned * kMaxOwned);  // per owned node, if Forced
+    const auto ex = [&](int i, int j) { return xb.local(i, j); };              // east edge of (i, j)
+    const auto ey = [&](int i, int j) { return kMaxEdges + yb.local(i, j); };  // north edge of (i, j)
     const Real ih1 = Real(1) / g.h1, ih2 = Real(1) / g.h2;
     const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
@@ -164,26 +171,38 @@ struct GraphTileRhs {
       c = Real(cd), dc = Real(dcd);
     }
 
-    block.for_each(static_cast<std::size_t>(pb.size()), [&](std::size_t l) {
+    block.for_each(static_cast<std::size_t>(pb.slots()), [&](std::size_t l) {
       const int i = pb.i_of(static_cast<int>(l)), j = pb.j_of(static_cast<int>(l));
-      p[l] = g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);  // outside values are never used
+      // outside values (and surplus slots) are never used
+      p[l] = pb.holds(static_cast<int>(l)) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
+    });
+    // what store() combines with f, and the forcing, requested now so that they arrive during the
+    // computation instead of after it
+    block.for_each(static_cast<std::size_t>(own.slots()), [&](std::size_t l) {
+      if (!own.holds(static_cast<int>(l))) return;
+      const std::size_t idx = g.index(own.i_of(static_cast<int>(l)), own.j_of(static_cast<int>(l)));
+      pre[l] = stage.operands(idx);
+      if constexpr (Forced) force[l] = forcing.at(idx, c, dc);
     });
     block.sync();
     // (40)-(47) and (36)-(39) on every edge around the nodes of wb
-    block.for_each(static_cast<std::size_t>(n_edges), [&](std::size_t l) {
+    block.for_each(static_cast<std::size_t>(2 * kMaxEdges), [&](std::size_t l) {
       const int e = static_cast<int>(l);
+      const bool along_x = e < kMaxEdges;
+      const int m = along_x ? e : e - kMaxEdges;
+      if (along_x ? m >= xb.slots() || !xb.holds(m) : m >= yb.slots() || !yb.holds(m)) return;
       Real gx, gy;
-      if (e < nx_edges) {
-        const int i = xb.i_of(e), j = xb.j_of(e);
+      if (along_x) {
+        const int i = xb.i_of(m), j = xb.j_of(m);
         gx = (P(i + 1, j) - P(i, j)) * ih1;
         gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
       } else {
-        const int i = yb.i_of(e - nx_edges), j = yb.j_of(e - nx_edges);
+        const int i = yb.i_of(m), j = yb.j_of(m);
         gy = (P(i, j + 1) - P(i, j)) * ih2;
         gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
       }
       const Real q2e = Real(1) + gx * gx + gy * gy, r = math::rsqrt(q2e);
-      egx[e] = gx, egy[e] = gy, eq[e] = q2e * r, er[e] = r, en[e] = (e < nx_edges ? gx : gy) * r;
+      egx[e] = gx, egy[e] = gy, eq[e] = q2e * r, er[e] = r, en[e] = (along_x ? gx : gy) * r;
     });
     block.sync();
     const auto q_node = [&](int i, int j) {
@@ -192,29 +211,33 @@ struct GraphTileRhs {
     const auto divergence = [&](int i, int j) {  // of the per-edge normal quantity en
       return (en[ex(i, j)] - en[ex(i - 1, j)]) * ih1 + (en[ey(i, j)] - en[ey(i, j - 1)]) * ih2;
     };
-    const auto forced = [&](int i, int j, Real f) {
-      if constexpr (Forced) f += forcing.at(g.index(i, j), c, dc);
+    const auto forced = [&](std::size_t l, Real f) {  // l: the owned slot
+      if constexpr (Forced) f += force[l];
       return f;
     };
-    // w = Q H (48)-(50), which is MCF's f
-    block.for_each(static_cast<std::size_t>(wb.size()), [&](std::size_t l) {
+    // w = Q H (48)-(50), which is MCF's f (for MCF wb is the owned box, with its stride)
+    block.for_each(static_cast<std::size_t>(wb.slots()), [&](std::size_t l) {
+      if (!wb.holds(static_cast<int>(l))) {
+        if (block_error) p[l] = Real(0);  // a surplus slot in the error reduction
+        return;
+      }
       const int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
       const Real v = g.interior(i, j) ? q_node(i, j) * divergence(i, j) : Real(0);
       if constexpr (Flow == GraphFlow::mean_curvature) {
-        const Real e = stage.store(g.index(i, j), g.interior(i, j) ? forced(i, j, v) : Real(0));
+        const Real e = stage.store(g.index(i, j), g.interior(i, j) ? forced(l, v) : Real(0), pre[l]);
         if (block_error) p[l] = e;
       } else {
         w[l] = v;
       }
     });
     if constexpr (Flow == GraphFlow::mean_curvature)
-      if (block_error) reduce_error(block, p, wb.size());
+      if (block_error) reduce_error(block, p, wb.slots());
     if constexpr (Flow == GraphFlow::willmore) {
       block.sync();
       if (g.neumann) {  // w on boundary nodes mirrors the interior (24)-(25); Dirichlet keeps 0 (13)
-        block.for_each(static_cast<std::size_t>(wb.size()), [&](std::size_t l) {
+        block.for_each(static_cast<std::size_t>(wb.slots()), [&](std::size_t l) {
           int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
-          if (!g.inside(i, j) || g.interior(i, j)) return;
+          if (!wb.holds(static_cast<int>(l)) || !g.inside(i, j) || g.interior(i, j)) return;
           g.mirror(i, j);
           w[l] = w[wb.local(i, j)];
         });
@@ -222,10 +245,12 @@ struct GraphTileRhs {
       }
       const auto W = [&](int i, int j) { return w[wb.local(i, j)]; };
       // the flux F of (10) once per edge of the owned nodes, over the storage of the normal component
-      const NodeBox fx{own.i0 - 1, own.j0, own.w + 1, own.h}, fy{own.i0, own.j0 - 1, own.w, own.h + 1};
-      block.for_each(static_cast<std::size_t>(fx.size() + fy.size()), [&](std::size_t l) {
-        const bool along_x = static_cast<int>(l) < fx.size();
-        const int m = along_x ? static_cast<int>(l) : static_cast<int>(l) - fx.size();
+      const NodeBox<kMaxOwned + 1> fx{own.i0 - 1, own.j0, own.w + 1, own.h};
+      const NodeBox<kMaxOwned> fy{own.i0, own.j0 - 1, own.w, own.h + 1};
+      block.for_each(static_cast<std::size_t>(fx.slots() + fy.slots()), [&](std::size_t l) {
+        const bool along_x = static_cast<int>(l) < fx.slots();
+        const int m = along_x ? static_cast<int>(l) : static_cast<int>(l) - fx.slots();
+        if (!(along_x ? fx.holds(m) : fy.holds(m))) return;
         const int i = along_x ? fx.i_of(m) : fy.i_of(m), j = along_x ? fx.j_of(m) : fy.j_of(m);
         const int e = along_x ? ex(i, j) : ey(i, j);
         const Real px = egx[e], py = egy[e], r = er[e], r2 = r * r;
@@ -244,14 +269,30 @@ struct GraphTileRhs {
                         : (-px * py * r2 * gwx + (Real(1) - py * py * r2) * gwy) * r - curv * py;
       });
       block.sync();
-      block.for_each(static_cast<std::size_t>(own.size()), [&](std::size_t l) {
+      block.for_each(static_cast<std::size_t>(own.slots()), [&](std::size_t l) {
+        if (!own.holds(static_cast<int>(l))) {
+          if (block_error) p[l] = Real(0);
+          return;
+        }
         const int i = own.i_of(static_cast<int>(l)), j = own.j_of(static_cast<int>(l));
-        const Real f = g.interior(i, j) ? forced(i, j, -q_node(i, j) * divergence(i, j)) : Real(0);
-        const Real e = stage.store(g.index(i, j), f);
+        const Real f = g.interior(i, j) ? forced(l, -q_node(i, j) * divergence(i, j)) : Real(0);
+        const Real e = stage.store(g.index(i, j), f, pre[l]);
         if (block_error) p[l] = e;
       });
-      if (block_error) reduce_error(block, p, own.size());
+      if (block_error) reduce_error(block, p, own.slots());
     }
+  }
+};
+
+/// GraphTileRhs as the per-tile right-hand side of RungeKuttaMerson::integrate_tiled (tile.index() is the
+/// tile, as the block index is in a block_for launch).
+template <class Real, GraphFlow Flow, bool Forced>
+struct GraphTileStage {
+  GraphView<Real> g;
+  ForcingTable<Real, Flow> forcing;
+  TISSUE_HD void operator()(const exec::Block& tile, Span<const Real> arg,
+                            const integrate::MersonStage<Real>& stage) const {
+    GraphTileRhs<Real, Flow, Forced>{g, arg, forcing, stage}(tile);
   }
 };
 
@@ -373,6 +414,19 @@ integrate::MersonStats run_flow(integrate::RungeKuttaMerson<Real>& rkm, const Gr
   using Tile = GraphTileRhs<Real, Flow, Forced>;
   const std::size_t blocks =
       static_cast<std::size_t>(Tile::blocks_along(g.nx)) * static_cast<std::size_t>(Tile::blocks_along(g.ny));
+  if (params.tiled && params.persistent && params.merson.fused) {
+    using Stage = GraphTileStage<Real, Flow, Forced>;
+    constexpr unsigned kMinBlocks = 2;  // launch bound: two tiles per multiprocessor (256 tiles at 256^2)
+    // Only with one resident block per tile: a block working through several tiles in turn at every
+    // stage is slower than one launch per stage.
+    const bool resident =
+        exec::backend() == exec::Backend::cpu ||
+        integrate::RungeKuttaMerson<Real>::template resident_tiles<Tile::kThreads, kMinBlocks, Stage>(
+            Tile::shared_bytes()) >= blocks;
+    if (resident)
+      return rkm.template integrate_tiled<Tile::kThreads, kMinBlocks>(
+          phi, t0, t1, blocks, Tile::shared_bytes(), Stage{g, forcing});
+  }
   rkm.set_error_blocks(params.tiled ? blocks : 0);
   auto rhs = [&](Span<const Real> arg, const integrate::MersonStage<Real>& stage) {
     if (params.tiled) {

@@ -174,6 +174,11 @@ struct GraphFlowParams {
   /// once (the fast path); false: one thread per node recomputing its 3 x 3 stencil, Willmore's w in a
   /// kernel of its own (the reference).
   bool tiled = true;
+  /// With tiled and merson.fused: the whole adaptive loop in persistent cooperative launches, a grid
+  /// barrier between stages (RungeKuttaMerson::integrate_tiled), where the device keeps one block per
+  /// tile resident (up to about 256^2 on an H100; on the CPU backend always); false, or larger grids:
+  /// about seven launches per Runge-Kutta-Merson iteration. Same results either way.
+  bool persistent = true;
   int n1 = 64, n2 = 64;                     ///< N1, N2: intervals per axis (N + 1 nodes)
   double x0 = -4, x1 = 4, y0 = -4, y1 = 4;  ///< the domain [x0, x1] x [y0, y1]
   integrate::MersonSettings merson;

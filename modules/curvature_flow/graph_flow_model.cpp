@@ -224,8 +224,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   p.merson.tolerance = flow.number("tolerance", 1e-6, io::Range::positive());
   p.merson.initial_step = flow.number("initial_step", 0.0, io::Range::non_negative());
   p.merson.min_step = flow.number("min_step", 0.0, io::Range::non_negative());
-  const std::string kernel = flow.string("kernel", "tiled", {"tiled", "fused", "plain"});
-  p.tiled = kernel == "tiled";
+  const std::string kernel = flow.string("kernel", "persistent", {"persistent", "tiled", "fused", "plain"});
+  p.tiled = kernel == "persistent" || kernel == "tiled";
+  p.persistent = kernel == "persistent";
   p.merson.fused = kernel != "plain";
 
   const auto forcing = root.table("forcing");
