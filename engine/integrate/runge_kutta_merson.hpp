@@ -112,25 +112,15 @@ struct MersonStage {
 
   /// store(i, f) with the operands(i) loaded earlier.
   TISSUE_HD Real store(std::size_t i, Real f, const Operands& o) const {
-    // k[stage] by constant indices only: a stage built in a persistent kernel lives in registers and
-    // local memory, where a dynamic index would put all five spans on the stack
     if (!fused) {
-      switch (stage) {
-        case 0:
-          k[0][i] = f;
-          break;
-        case 1:
-          k[1][i] = f;
-          break;
-        case 2:
-          k[2][i] = f;
-          break;
-        case 3:
-          k[3][i] = f;
-          break;
-        default:
-          k[4][i] = f;
-      }
+      // k[stage] by constant indices only: a stage built in a persistent kernel lives in registers and
+      // local memory, where a dynamic index would put all five spans on the stack
+      const Span<Real> ks = stage == 0   ? k[0]
+                            : stage == 1 ? k[1]
+                            : stage == 2 ? k[2]
+                            : stage == 3 ? k[3]
+                                         : k[4];
+      ks[i] = f;
       return Real(0);
     }
     const Real tau = static_cast<Real>(control->tau);
