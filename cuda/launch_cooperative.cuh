@@ -16,22 +16,22 @@
 namespace tissue::cuda {
 
 template <class F>
-__global__ void cooperative_kernel(F f) {
+__global__ void cooperative_kernel(F f, unsigned* barrier) {
   extern __shared__ unsigned char shared_scratch[];
-  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x));
+  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier));
 }
 
 /// cooperative_kernel with launch bounds: ptxas keeps the registers low enough for MinBlocks blocks of
 /// MaxThreads threads per multiprocessor.
 template <class F, unsigned MaxThreads, unsigned MinBlocks>
-__global__ void __launch_bounds__(MaxThreads, MinBlocks) cooperative_kernel_bounded(F f) {
+__global__ void __launch_bounds__(MaxThreads, MinBlocks) cooperative_kernel_bounded(F f, unsigned* barrier) {
   extern __shared__ unsigned char shared_scratch[];
-  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x));
+  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier));
 }
 
 /// The kernel that runs F: bounded unless MaxThreads is 0.
 template <unsigned MaxThreads, unsigned MinBlocks, class F>
-constexpr void (*cooperative_entry())(F) {
+constexpr void (*cooperative_entry())(F, unsigned*) {
   if constexpr (MaxThreads == 0)
     return cooperative_kernel<F>;
   else
@@ -78,7 +78,8 @@ std::size_t launch_cooperative(std::size_t max_blocks, unsigned threads, std::si
                        " bytes of shared memory fits on a multiprocessor");
   const std::size_t blocks = std::min(max_blocks, resident);
   F arg = f;
-  void* args[] = {&arg};
+  unsigned* barrier = grid_barrier_word();
+  void* args[] = {&arg, &barrier};
   const cudaError_t err = cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(cooperative_entry<MaxThreads, MinBlocks, F>()),
       dim3(static_cast<unsigned>(blocks)), dim3(threads), args, shared_bytes,

@@ -27,6 +27,21 @@ void initialize() {
   if (device_count() == 0) throw BackendError("no CUDA device is available");
   check(cudaSetDevice(0), "cudaSetDevice");
   check(cudaFree(nullptr), "context creation");
+  grid_barrier_word();  // allocated here, before any graph capture could need it
+}
+
+unsigned* grid_barrier_word() {
+  // freed with the process: its owner outlives every launch
+  struct Word {
+    unsigned* ptr = nullptr;
+    Word() {
+      ptr = static_cast<unsigned*>(device_allocate(sizeof(unsigned)));
+      zero(ptr, sizeof(unsigned));
+    }
+    ~Word() { device_free(ptr); }
+  };
+  static const Word word;
+  return word.ptr;
 }
 
 std::string device_name() {

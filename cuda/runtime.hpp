@@ -43,6 +43,10 @@ void launch_graph(void* graph);
 /// Destroys an instantiated graph (no-op for nullptr).
 void destroy_graph(void* graph) noexcept;
 
+/// The device word of the grid barrier of cooperative launches (exec::Grid::sync): allocated and zeroed
+/// on first use, kept for the process. Every completed barrier returns its low 31 bits to 0, so launches
+/// share it as long as they run one after another (the engine's launches all go to one stream).
+unsigned* grid_barrier_word();
 /// Throws BackendError if the last kernel launch failed (cudaGetLastError); `what` names the launch.
 void check_last_launch(const char* what);
 

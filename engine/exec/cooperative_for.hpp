@@ -11,9 +11,10 @@
 /// number of blocks depends on the device, and every block must reach every grid.sync() (the same number
 /// of times: loop conditions must agree across blocks). Within a block it works as under block_for
 /// (for_each, sync, shared()). On the CUDA backend the blocks are one cooperative launch
-/// (cudaLaunchCooperativeKernel, blocks from the occupancy calculator) and grid.sync() is the cooperative
-/// groups grid barrier; on the CPU backend each OpenMP thread is one block with its own scratch memory and
-/// grid.sync() is an OpenMP barrier. Both backends give the same results for the same arithmetic.
+/// (cudaLaunchCooperativeKernel, blocks from the occupancy calculator: all resident together) and
+/// grid.sync() is a counting barrier on a device word (Grid::sync); on the CPU backend each OpenMP thread is
+/// one block with its own scratch memory and grid.sync() is an OpenMP barrier. Both backends give the same
+/// results for the same arithmetic.
 ///
 /// As with parallel_for, a translation unit that launches must be compiled as CUDA in CUDA builds.
 
@@ -27,22 +28,38 @@
 #include "engine/exec/block_for.hpp"
 #include "engine/exec/config.hpp"
 
-#if TISSUE_ON_DEVICE
-#include <cooperative_groups.h>
-#endif
-
 namespace tissue::exec {
 
 /// All blocks of a cooperative_for launch: their count and the barrier across them.
 class Grid {
  public:
-  TISSUE_HD explicit Grid(std::size_t blocks) : blocks_(blocks) {}
+  /// `barrier`: on the CUDA backend a device word whose low 31 bits are 0 and that no other running
+  /// launch uses (cooperative_for supplies it); unused on the CPU backend.
+  TISSUE_HD explicit Grid(std::size_t blocks, unsigned* barrier = nullptr)
+      : blocks_(blocks), barrier_(barrier) {}
   /// Blocks in the launch (block indices are 0 .. blocks() - 1).
   TISSUE_HD std::size_t blocks() const { return blocks_; }
   /// Barrier across every thread of every block; global-memory writes before it are visible after it.
+  ///
+  /// On CUDA the counting barrier of cooperative groups' grid sync: after a block barrier, one thread
+  /// per block adds to the word with release semantics (block 0 adds 2^31 - (blocks - 1), the others 1,
+  /// so the top bit flips once all have arrived and the low bits return to 0 for the next barrier). It
+  /// then polls with relaxed loads and acquires once when it sees the flip, where cooperative groups
+  /// acquire on every poll: each acquire invalidates the multiprocessor's L1, so blocks that arrive early
+  /// would keep evicting the cached data of the blocks still computing on the same multiprocessor.
   TISSUE_HD void sync() const {
 #if TISSUE_ON_DEVICE
-    cooperative_groups::this_grid().sync();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
+      unsigned old = 0, now = 0;
+      asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(barrier_), "r"(add) : "memory");
+      do {
+        asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(barrier_) : "memory");
+      } while (((old ^ now) & 0x80000000u) == 0);
+      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(barrier_) : "memory");
+    }
+    __syncthreads();
 #else
 #pragma omp barrier
 #endif
@@ -50,6 +67,7 @@ class Grid {
 
  private:
   std::size_t blocks_;
+  unsigned* barrier_;
 };
 
 }  // namespace tissue::exec
