@@ -51,21 +51,31 @@ class Block {
 };
 
 /// The largest of values[0, count) (count >= 1), returned to every thread of the block: values is the
-/// block's scratch memory and is overwritten. ceil(log2(count)) rounds of pairwise maxima, each ended by
-/// a barrier, so the latency grows with log2(count), not with count (a serial loop over shared memory
-/// costs a load latency per value). Begins with a barrier: values may have just been written.
+/// block's scratch memory (read, not written). Begins with a barrier: values may have just been written.
+/// On CUDA (blockDim.x a multiple of 32): each thread's strided maximum, a warp-shuffle maximum, one
+/// barrier, and the warps' maxima reduced again by shuffles, so two barriers in all whatever the count.
+/// On the CPU backend a plain loop. Exact (a maximum does not round), so both backends agree.
 template <class T>
-TISSUE_HD T block_max(const Block& block, T* values, std::size_t count) {
+TISSUE_HD T block_max(const Block& block, const T* values, std::size_t count) {
   block.sync();
-  for (std::size_t n = count; n > 1;) {
-    const std::size_t half = (n + 1) / 2;
-    block.for_each(n - half, [&](std::size_t l) {
-      values[l] = values[l] < values[l + half] ? values[l + half] : values[l];
-    });
-    block.sync();
-    n = half;
-  }
-  return values[0];
+#if TISSUE_ON_DEVICE
+  __shared__ T partial[32];
+  const auto larger = [](T a, T b) { return a < b ? b : a; };
+  T m = values[0];
+  for (std::size_t l = threadIdx.x; l < count; l += blockDim.x) m = larger(m, values[l]);
+  for (int offset = 16; offset > 0; offset >>= 1) m = larger(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  const unsigned lane = threadIdx.x & 31u, warps = (blockDim.x + 31u) / 32u;
+  if (lane == 0) partial[threadIdx.x / 32u] = m;
+  block.sync();
+  m = partial[lane < warps ? lane : 0u];
+  for (int offset = 16; offset > 0; offset >>= 1) m = larger(m, __shfl_xor_sync(0xffffffffu, m, offset));
+  return m;
+#else
+  (void)block;
+  T m = values[0];
+  for (std::size_t l = 1; l < count; ++l) m = m < values[l] ? values[l] : m;
+  return m;
+#endif
 }
 
 }  // namespace tissue::exec

@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
@@ -77,6 +78,9 @@ struct MersonStage {
   Span<Real> candidate;       ///< fused, stage 4: u + tau (k1 + 4 k4 + k5) / 6
   Span<Real> error;           ///< fused, stage 4: per-node error term of (27), or per-block maxima
   bool block_errors = false;  ///< fused, stage 4: the right-hand side reduces the error terms per block
+  /// integrate_tiled with a right-hand side that declares kTimeConstants (TimeConstantsOf): its
+  /// time_constants(time()) for this stage, computed once per block and iteration; nullptr otherwise.
+  const double* time_constants = nullptr;
 
   /// The last stage, whose store() returns the error terms.
   TISSUE_HD bool last() const { return stage == 4; }
@@ -160,6 +164,21 @@ struct MersonStage {
     if (!(e == e)) return std::numeric_limits<Real>::infinity();
     return e < Real(0) ? -e : e;
   }
+};
+
+/// kTimeConstants of a tile right-hand side, 0 if it declares none. A right-hand side of integrate_tiled
+/// whose f depends on time through a few expensive numbers (a forcing's cos(pi t)) declares `static
+/// constexpr int kTimeConstants` and `TISSUE_HD void time_constants(double t, double* out) const`; the
+/// persistent loop then computes them once per block and iteration for all five stage times (in parallel
+/// threads) and hands each stage its own through MersonStage::time_constants, instead of every thread
+/// evaluating them at every stage.
+template <class T, class = void>
+struct TimeConstantsOf {
+  static constexpr int value = 0;
+};
+template <class T>
+struct TimeConstantsOf<T, std::void_t<decltype(T::kTimeConstants)>> {
+  static constexpr int value = T::kTimeConstants;
 };
 
 namespace detail {
@@ -308,9 +327,12 @@ struct MersonResident {
   std::int64_t max_iterations = 0;
 
   static constexpr std::size_t kLanes = 512;  ///< partial maxima of the error reduction
-  /// Scratch bytes per block for a right-hand side that needs rhs_shared_bytes.
+  static constexpr int kTimeConstants = TimeConstantsOf<TileRhs>::value;  ///< per stage
+  /// Scratch bytes per block for a right-hand side that needs rhs_shared_bytes: its scratch, the control
+  /// record, the reduction lanes, and the time constants of the five stages.
   static std::size_t shared_bytes(std::size_t rhs_shared_bytes) {
-    return control_offset(rhs_shared_bytes) + sizeof(MersonControl) + kLanes * sizeof(Real);
+    return control_offset(rhs_shared_bytes) + sizeof(MersonControl) + kLanes * sizeof(Real) +
+           5 * kTimeConstants * sizeof(double);
   }
   TISSUE_HD static std::size_t control_offset(std::size_t rhs_shared_bytes) {
     constexpr std::size_t a = alignof(MersonControl) > alignof(Real) ? alignof(MersonControl) : alignof(Real);
@@ -321,8 +343,22 @@ struct MersonResident {
     auto* const scratch = static_cast<unsigned char*>(block.shared());
     auto* const local = reinterpret_cast<MersonControl*>(scratch + control_offset(rhs_bytes));
     Real* const lanes = reinterpret_cast<Real*>(local + 1);
+    // after the lanes, whose size is a multiple of 8 bytes
+    double* const constants = reinterpret_cast<double*>(lanes + kLanes);
+    const auto prepare = [&] {  // the time constants of this iteration's five stages
+      if constexpr (kTimeConstants > 0) {
+        block.for_each(5, [&](std::size_t s) {
+          MersonStage<Real> at;
+          at.control = local;
+          at.stage = static_cast<int>(s);
+          rhs.time_constants(at.time(), constants + s * kTimeConstants);
+        });
+        block.sync();
+      }
+    };
     block.for_each(1, [&](std::size_t) { *local = *control; });
     block.sync();
+    prepare();
     int current = 0;  // which of state[] holds u; every thread of every block takes the same decisions
     for (std::int64_t iteration = 0; iteration < max_iterations && !local->done; ++iteration) {
       MersonStage<Real> stage;
@@ -336,10 +372,12 @@ struct MersonResident {
       for (int s = 0; s < 5; ++s) {
         stage.stage = s;
         stage.next = (s + 1) % 2 ? odd : even;
+        if constexpr (kTimeConstants > 0) stage.time_constants = constants + s * kTimeConstants;
         const Span<const Real> arg = s == 0 ? stage.u : Span<const Real>(s % 2 ? odd : even);
         for (std::size_t tile = block.index(); tile < tiles; tile += grid.blocks()) {
           rhs(exec::Block(tile, scratch), arg, stage);
-          block.sync();  // the next tile reuses the scratch
+          // the next tile reuses the scratch (the grid barrier begins with a block barrier)
+          if (tile + grid.blocks() < tiles) block.sync();
         }
         grid.sync();
       }
@@ -354,6 +392,7 @@ struct MersonResident {
       block.for_each(1, [&](std::size_t) { merson_decide(*local, static_cast<double>(e)); });
       block.sync();
       if (local->accept_now) current = 1 - current;
+      prepare();
     }
     if (block.index() == 0) block.for_each(1, [&](std::size_t) { *control = *local; });
     if (current == 1) {  // the caller's buffer holds a stale state: copy, a slice per block

@@ -88,26 +88,43 @@ struct NodeBox {
   TISSUE_HD NodeBox<T> grown(int by) const {
     return {i0 - by, j0 - by, w + 2 * by, h + 2 * by};
   }
+  /// The part of the box inside [0, nx) x [0, ny), same stride.
+  TISSUE_HD NodeBox clipped(int nx, int ny) const {
+    const int a = i0 > 0 ? i0 : 0, b = j0 > 0 ? j0 : 0;
+    const int c = i0 + w < nx ? i0 + w : nx, d = j0 + h < ny ? j0 + h : ny;
+    return {a, b, c - a, d - b};
+  }
 };
 
 /// Nodes per tile side of GraphTileRhs (a block owns up to kTile + 1 along each axis, see owned()).
 constexpr int kTile = 16;
 
 /// One stage of scheme 3.1 or 3.2 as one kernel over shared-memory tiles, the fast path. Each block owns
-/// a box of nodes and loads phi around it (halo 1 for MCF, 2 for Willmore); every co-volume edge's
-/// gradient (40)-(47), Q (36)-(39) and 1/Q are computed once per tile (one reciprocal square root, no
-/// division) and shared by the two nodes on either side; then w = Q H (48)-(50) at the owned nodes (MCF:
-/// that is f) or, for Willmore, on the box grown by one, then each edge's flux of (10) once, then f at the
-/// owned nodes. Same arithmetic as GraphRhs up to rounding (products by 1/Q and 1/h instead of quotients).
+/// a box of nodes and loads phi around it (halo 1 for MCF, 2 for Willmore). Then one thread per node of
+/// the w box (the owned box, grown by one for Willmore) computes the gradients (40)-(47), Q (36)-(39) and
+/// 1/Q (one reciprocal square root, no division) of its four co-volume edges and w = Q H (48)-(50) (MCF:
+/// that is f); for Willmore it keeps its east and north edges for the next phase, where one thread per
+/// owned node computes the flux of (10) on its four edges and f. Each interior edge is so computed by the
+/// two nodes beside it, which costs arithmetic but saves the block barriers of separate edge phases: at
+/// 256^2 a stage is a chain of such phases on a few hundred nodes per multiprocessor, bound by latency and
+/// barriers, not by arithmetic. Both nodes evaluate an edge with the same expression, so it has one value.
+/// Same arithmetic as GraphRhs up to rounding (products by 1/Q and 1/h instead of quotients).
 template <class Real, GraphFlow Flow, bool Forced>
 struct GraphTileRhs {
   static constexpr int kHalo = Flow == GraphFlow::willmore ? 2 : 1;
   static constexpr int kMaxOwned = kTile + 1;
   static constexpr int kMaxW = kMaxOwned + 2 * (kHalo - 1), kMaxPhi = kMaxOwned + 2 * kHalo;
-  static constexpr int kMaxEdges = (kMaxW + 1) * kMaxW;  ///< edges of one direction
-  using OwnBox = NodeBox<kMaxOwned>;
-  using WBox = NodeBox<kMaxW>;
-  /// Threads per block: one round for each edge direction and for the w box of a Willmore tile.
+  /// One row stride for every box of the tile, the phi box's: thread l then reads the phi, w and edge
+  /// values of slot l at one fixed offset from l in every phase, so a warp's shared-memory accesses are
+  /// consecutive (no bank conflicts at row ends) and need no index arithmetic beyond l.
+  static constexpr int kStride = kMaxPhi;
+  static constexpr int kWSlots = kStride * kMaxW, kOwnSlots = kStride * kMaxOwned;
+  /// Per w-box slot (Willmore): the east and north edges' grad phi and 1/Q, Q at the node, and w.
+  static constexpr int kNodeArrays = Flow == GraphFlow::willmore ? 8 : 1;
+  using OwnBox = NodeBox<kStride>;
+  using WBox = NodeBox<kStride>;
+  using PhiBox = NodeBox<kStride>;
+  /// Threads per block: one round for the w box of a Willmore tile.
   static constexpr unsigned kThreads = Flow == GraphFlow::willmore ? 384 : 256;
 
   GraphView<Real> g;
@@ -118,7 +135,7 @@ struct GraphTileRhs {
   /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
   /// 0, so a box is at most kTile + 1 wide).
   TISSUE_HD static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
-  TISSUE_HD NodeBox<kMaxOwned> owned(std::size_t block) const {
+  TISSUE_HD OwnBox owned(std::size_t block) const {
     const int bx = static_cast<int>(block % static_cast<std::size_t>(blocks_along(g.nx)));
     const int by = static_cast<int>(block / static_cast<std::size_t>(blocks_along(g.nx)));
     const int i0 = bx == 0 ? 0 : 1 + kTile * bx, j0 = by == 0 ? 0 : 1 + kTile * by;
@@ -127,111 +144,149 @@ struct GraphTileRhs {
     return {i0, j0, i1 - i0, j1 - j0};
   }
   using Operands = typename integrate::MersonStage<Real>::Operands;
+  /// Shared memory: phi, the per-node arrays, the four store() operands (one array each: a warp storing
+  /// a struct of four per slot would hit every bank four times) and the forcing.
   static std::size_t shared_bytes() {
-    return sizeof(Real) * static_cast<std::size_t>(kMaxPhi * kMaxPhi + 10 * kMaxEdges + kMaxW * kMaxW +
-                                                   (Forced ? kMaxOwned * kMaxOwned : 0)) +
-           sizeof(Operands) * static_cast<std::size_t>(kMaxOwned * kMaxOwned);
+    return sizeof(Real) * static_cast<std::size_t>(kStride * kMaxPhi + kNodeArrays * kWSlots +
+                                                   (4 + (Forced ? 1 : 0)) * kOwnSlots);
   }
 
-  /// In the fused last stage: the maximum of the error terms that the store loop left in red[0, count),
-  /// stored as this block's (MersonStage::store_block_error).
-  TISSUE_HD void reduce_error(const exec::Block& block, Real* red, int count) const {
-    const Real m = exec::block_max(block, red, static_cast<std::size_t>(count));
-    block.for_each(1, [&](std::size_t) { stage.store_block_error(block.index(), m); });
-  }
+  /// Gradient, Q, 1/Q and the normal component / Q of one co-volume edge.
+  struct Edge {
+    Real gx, gy, q, r, normal;
+  };
 
   TISSUE_HD void operator()(const exec::Block& block) const {
     const OwnBox own = owned(block.index());
-    // the last stage's error terms per owned node, over the phi tile (not read after the edge phase)
+    // the last stage reduces its error terms per block (MersonStage::store_block_error)
     const bool block_error = stage.block_errors && stage.last();
-    const NodeBox<kMaxPhi> pb = own.template grown<kMaxPhi>(kHalo);
-    const WBox wb = own.template grown<kMaxW>(kHalo - 1);
-    const NodeBox<kMaxW + 1> xb{wb.i0 - 1, wb.j0, wb.w + 1, wb.h};  // x-edges (i + 1/2, j) by their west node
-    const NodeBox<kMaxW> yb{wb.i0, wb.j0 - 1, wb.w, wb.h + 1};  // y-edges (i, j + 1/2) by their south node
-    // per edge e (x-edges in [0, kMaxEdges), then y-edges): grad phi, Q, 1/Q, and the normal component /
-    // Q (later the flux)
+    const PhiBox pb = own.template grown<kStride>(kHalo);
+    // clipped to the grid: nothing reads w or the edges of nodes outside it, and the first row of tiles,
+    // which owns one row more than the others, then still fits the block's threads in one round
+    const WBox wb = own.template grown<kStride>(kHalo - 1).clipped(g.nx, g.ny);
     Real* const p = static_cast<Real*>(block.shared());
-    Real* const egx = p + kMaxPhi * kMaxPhi;
-    Real* const egy = egx + 2 * kMaxEdges;
-    Real* const eq = egy + 2 * kMaxEdges;
-    Real* const er = eq + 2 * kMaxEdges;
-    Real* const en = er + 2 * kMaxEdges;
-    Real* const w = en + 2 * kMaxEdges;
-    auto* const pre = reinterpret_cast<Operands*>(w + kMaxW * kMaxW);          // per owned node, for store()
-    Real* const force = reinterpret_cast<Real*>(pre + kMaxOwned * kMaxOwned);  // per owned node, if Forced
-    const auto ex = [&](int i, int j) { return xb.local(i, j); };              // east edge of (i, j)
-    const auto ey = [&](int i, int j) { return kMaxEdges + yb.local(i, j); };  // north edge of (i, j)
+    Real* const node = p + kStride * kMaxPhi;        // kNodeArrays arrays of kWSlots
+    Real* const pre = node + kNodeArrays * kWSlots;  // u, k1, k3, k4 of store(), per owned slot
+    Real* const force = pre + 4 * kOwnSlots;         // per owned slot, if Forced
+    // Willmore: per w-box slot, the east edge (gx, gy, 1/Q), the north edge (gx, gy, 1/Q), Q at the node, w
+    Real* const east_gx = node;
+    Real* const east_gy = node + (kNodeArrays > 1 ? 1 : 0) * kWSlots;
+    Real* const east_r = node + (kNodeArrays > 1 ? 2 : 0) * kWSlots;
+    Real* const north_gx = node + (kNodeArrays > 1 ? 3 : 0) * kWSlots;
+    Real* const north_gy = node + (kNodeArrays > 1 ? 4 : 0) * kWSlots;
+    Real* const north_r = node + (kNodeArrays > 1 ? 5 : 0) * kWSlots;
+    Real* const qn = node + (kNodeArrays > 1 ? 6 : 0) * kWSlots;
+    Real* const w = node + (kNodeArrays > 1 ? 7 : 0) * kWSlots;
+    // error terms of the last stage: MCF writes them while the block still reads phi, Willmore after
+    Real* const errors = Flow == GraphFlow::willmore ? p : node;
     const Real ih1 = Real(1) / g.h1, ih2 = Real(1) / g.h2;
     const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
-    Real c = 0, dc = 0;  // the forcing's time factors, once per thread
+    Real c = 0, dc = 0;  // the forcing's time factors: once per block and iteration when persistent
     if constexpr (Forced) {
       double cd, dcd;
-      ManufacturedSolution::time_factor(stage.time(), cd, dcd);
+      if (stage.time_constants) {
+        cd = stage.time_constants[0], dcd = stage.time_constants[1];
+      } else {
+        ManufacturedSolution::time_factor(stage.time(), cd, dcd);
+      }
       c = Real(cd), dc = Real(dcd);
     }
-
-    block.for_each(static_cast<std::size_t>(pb.slots()), [&](std::size_t l) {
-      const int i = pb.i_of(static_cast<int>(l)), j = pb.j_of(static_cast<int>(l));
-      // outside values (and surplus slots) are never used
-      p[l] = pb.holds(static_cast<int>(l)) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
-    });
-    // what store() combines with f, and the forcing, requested now so that they arrive during the
-    // computation instead of after it
-    block.for_each(static_cast<std::size_t>(own.slots()), [&](std::size_t l) {
-      if (!own.holds(static_cast<int>(l))) return;
-      const std::size_t idx = g.index(own.i_of(static_cast<int>(l)), own.j_of(static_cast<int>(l)));
-      pre[l] = stage.operands(idx);
-      if constexpr (Forced) force[l] = forcing.at(idx, c, dc);
-    });
-    block.sync();
-    // (40)-(47) and (36)-(39) on every edge around the nodes of wb
-    block.for_each(static_cast<std::size_t>(2 * kMaxEdges), [&](std::size_t l) {
-      const int e = static_cast<int>(l);
-      const bool along_x = e < kMaxEdges;
-      const int m = along_x ? e : e - kMaxEdges;
-      if (along_x ? m >= xb.slots() || !xb.holds(m) : m >= yb.slots() || !yb.holds(m)) return;
-      Real gx, gy;
-      if (along_x) {
-        const int i = xb.i_of(m), j = xb.j_of(m);
-        gx = (P(i + 1, j) - P(i, j)) * ih1;
-        gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
-      } else {
-        const int i = yb.i_of(m), j = yb.j_of(m);
-        gy = (P(i, j + 1) - P(i, j)) * ih2;
-        gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
-      }
-      const Real q2e = Real(1) + gx * gx + gy * gy, r = math::rsqrt(q2e);
-      egx[e] = gx, egy[e] = gy, eq[e] = q2e * r, er[e] = r, en[e] = (along_x ? gx : gy) * r;
-    });
-    block.sync();
-    const auto q_node = [&](int i, int j) {
-      return Real(0.25) * (eq[ex(i, j)] + eq[ex(i - 1, j)] + eq[ey(i, j)] + eq[ey(i, j - 1)]);
+    const auto operands = [&](int l) {  // what store() needs at owned slot l (MersonStage::operands)
+      Operands o;
+      o.u = pre[l];
+      if (stage.stage >= 1) o.k1 = pre[kOwnSlots + l];
+      if (stage.stage >= 3) o.k3 = pre[2 * kOwnSlots + l];
+      if (stage.stage == 4) o.k4 = pre[3 * kOwnSlots + l];
+      return o;
     };
-    const auto divergence = [&](int i, int j) {  // of the per-edge normal quantity en
-      return (en[ex(i, j)] - en[ex(i - 1, j)]) * ih1 + (en[ey(i, j)] - en[ey(i, j - 1)]) * ih2;
+
+    // phi on pb (outside values and surplus slots are never used), and what store() combines with f and
+    // the forcing at the owned nodes, requested now so that they arrive during the computation. A thread
+    // issues all its loads before its first store to shared memory: the compiler does not move a global
+    // load above a store through the generic scratch pointer, so a loop over slots would wait one L2
+    // round trip per slot it handles.
+    constexpr int kPhiRounds =
+        (kStride * kMaxPhi + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
+    constexpr int kOwnRounds = (kOwnSlots + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
+    block.for_each(kThreads, [&](std::size_t t) {
+      Real v[kPhiRounds];
+      for (int r = 0; r < kPhiRounds; ++r) {
+        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+        const int i = pb.i_of(l), j = pb.j_of(l);
+        v[r] = l < pb.slots() && pb.holds(l) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
+      }
+      Operands o[kOwnRounds];
+      Real fo[kOwnRounds] = {};
+      for (int r = 0; r < kOwnRounds; ++r) {
+        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+        if (l >= own.slots() || !own.holds(l)) continue;
+        const std::size_t idx = g.index(own.i_of(l), own.j_of(l));
+        o[r] = stage.operands(idx);
+        if constexpr (Forced) fo[r] = forcing.at(idx, c, dc);
+      }
+      for (int r = 0; r < kPhiRounds; ++r) {
+        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+        if (l < pb.slots()) p[l] = v[r];
+      }
+      for (int r = 0; r < kOwnRounds; ++r) {
+        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+        if (l >= own.slots()) continue;
+        pre[l] = o[r].u;
+        if (stage.stage >= 1) pre[kOwnSlots + l] = o[r].k1;
+        if (stage.stage >= 3) pre[2 * kOwnSlots + l] = o[r].k3;
+        if (stage.stage == 4) pre[3 * kOwnSlots + l] = o[r].k4;
+        if constexpr (Forced) force[l] = fo[r];
+      }
+    });
+    block.sync();
+    const auto finish = [](Edge& e, Real along) {
+      const Real q2e = Real(1) + e.gx * e.gx + e.gy * e.gy;
+      e.r = math::rsqrt(q2e);
+      e.q = q2e * e.r;
+      e.normal = along * e.r;
+    };
+    const auto x_edge = [&](int i, int j) {  // (i + 1/2, j), by its west node
+      Edge e;
+      e.gx = (P(i + 1, j) - P(i, j)) * ih1;
+      e.gy = (P(i, j + 1) + P(i + 1, j + 1) - P(i, j - 1) - P(i + 1, j - 1)) * q2;
+      finish(e, e.gx);
+      return e;
+    };
+    const auto y_edge = [&](int i, int j) {  // (i, j + 1/2), by its south node
+      Edge e;
+      e.gy = (P(i, j + 1) - P(i, j)) * ih2;
+      e.gx = (P(i + 1, j) + P(i + 1, j + 1) - P(i - 1, j) - P(i - 1, j + 1)) * q1;
+      finish(e, e.gy);
+      return e;
     };
     const auto forced = [&](std::size_t l, Real f) {  // l: the owned slot
       if constexpr (Forced) f += force[l];
       return f;
     };
-    // w = Q H (48)-(50), which is MCF's f (for MCF wb is the owned box, with its stride)
+    // w = Q H (48)-(50) at the nodes of wb, which is MCF's f (for MCF wb is the owned box, with its stride)
     block.for_each(static_cast<std::size_t>(wb.slots()), [&](std::size_t l) {
       if (!wb.holds(static_cast<int>(l))) {
-        if (block_error) p[l] = Real(0);  // a surplus slot in the error reduction
+        if (block_error && Flow == GraphFlow::mean_curvature) errors[l] = Real(0);  // a surplus slot
         return;
       }
       const int i = wb.i_of(static_cast<int>(l)), j = wb.j_of(static_cast<int>(l));
-      const Real v = g.interior(i, j) ? q_node(i, j) * divergence(i, j) : Real(0);
+      const Edge east = x_edge(i, j), north = y_edge(i, j);
+      Real q = Real(0), v = Real(0);
+      if (g.interior(i, j)) {
+        const Edge west = x_edge(i - 1, j), south = y_edge(i, j - 1);
+        q = Real(0.25) * (east.q + west.q + north.q + south.q);
+        v = q * ((east.normal - west.normal) * ih1 + (north.normal - south.normal) * ih2);
+      }
       if constexpr (Flow == GraphFlow::mean_curvature) {
-        const Real e = stage.store(g.index(i, j), g.interior(i, j) ? forced(l, v) : Real(0), pre[l]);
-        if (block_error) p[l] = e;
+        const Real e = stage.store(g.index(i, j), g.interior(i, j) ? forced(l, v) : Real(0), operands(l));
+        if (block_error) errors[l] = e;
       } else {
-        w[l] = v;
+        east_gx[l] = east.gx, east_gy[l] = east.gy, east_r[l] = east.r;
+        north_gx[l] = north.gx, north_gy[l] = north.gy, north_r[l] = north.r;
+        qn[l] = q, w[l] = v;
       }
     });
-    if constexpr (Flow == GraphFlow::mean_curvature)
-      if (block_error) reduce_error(block, p, wb.slots());
     if constexpr (Flow == GraphFlow::willmore) {
       block.sync();
       if (g.neumann) {  // w on boundary nodes mirrors the interior (24)-(25); Dirichlet keeps 0 (13)
@@ -244,42 +299,43 @@ struct GraphTileRhs {
         block.sync();
       }
       const auto W = [&](int i, int j) { return w[wb.local(i, j)]; };
-      // the flux F of (10) once per edge of the owned nodes, over the storage of the normal component
-      const NodeBox<kMaxOwned + 1> fx{own.i0 - 1, own.j0, own.w + 1, own.h};
-      const NodeBox<kMaxOwned> fy{own.i0, own.j0 - 1, own.w, own.h + 1};
-      block.for_each(static_cast<std::size_t>(fx.slots() + fy.slots()), [&](std::size_t l) {
-        const bool along_x = static_cast<int>(l) < fx.slots();
-        const int m = along_x ? static_cast<int>(l) : static_cast<int>(l) - fx.slots();
-        if (!(along_x ? fx.holds(m) : fy.holds(m))) return;
-        const int i = along_x ? fx.i_of(m) : fy.i_of(m), j = along_x ? fx.j_of(m) : fy.j_of(m);
-        const int e = along_x ? ex(i, j) : ey(i, j);
-        const Real px = egx[e], py = egy[e], r = er[e], r2 = r * r;
-        Real gwx, gwy, we;
-        if (along_x) {
-          gwx = (W(i + 1, j) - W(i, j)) * ih1;
-          gwy = (W(i, j + 1) + W(i + 1, j + 1) - W(i, j - 1) - W(i + 1, j - 1)) * q2;
-          we = Real(0.5) * (W(i, j) + W(i + 1, j));
-        } else {
-          gwy = (W(i, j + 1) - W(i, j)) * ih2;
-          gwx = (W(i + 1, j) + W(i + 1, j + 1) - W(i - 1, j) - W(i - 1, j + 1)) * q1;
-          we = Real(0.5) * (W(i, j) + W(i, j + 1));
-        }
+      // the flux F of (10) on edge (i + 1/2, j) and (i, j + 1/2)
+      const auto x_flux = [&](int i, int j) {
+        const int k = wb.local(i, j);
+        const Real px = east_gx[k], py = east_gy[k], r = east_r[k], r2 = r * r;
+        const Real gwx = (W(i + 1, j) - W(i, j)) * ih1;
+        const Real gwy = (W(i, j + 1) + W(i + 1, j + 1) - W(i, j - 1) - W(i + 1, j - 1)) * q2;
+        const Real we = Real(0.5) * (W(i, j) + W(i + 1, j));
         const Real curv = Real(0.5) * we * we * r2 * r;
-        en[e] = along_x ? ((Real(1) - px * px * r2) * gwx - px * py * r2 * gwy) * r - curv * px
-                        : (-px * py * r2 * gwx + (Real(1) - py * py * r2) * gwy) * r - curv * py;
-      });
-      block.sync();
+        return ((Real(1) - px * px * r2) * gwx - px * py * r2 * gwy) * r - curv * px;
+      };
+      const auto y_flux = [&](int i, int j) {
+        const int k = wb.local(i, j);
+        const Real px = north_gx[k], py = north_gy[k], r = north_r[k], r2 = r * r;
+        const Real gwy = (W(i, j + 1) - W(i, j)) * ih2;
+        const Real gwx = (W(i + 1, j) + W(i + 1, j + 1) - W(i - 1, j) - W(i - 1, j + 1)) * q1;
+        const Real we = Real(0.5) * (W(i, j) + W(i, j + 1));
+        const Real curv = Real(0.5) * we * we * r2 * r;
+        return (-px * py * r2 * gwx + (Real(1) - py * py * r2) * gwy) * r - curv * py;
+      };
       block.for_each(static_cast<std::size_t>(own.slots()), [&](std::size_t l) {
         if (!own.holds(static_cast<int>(l))) {
-          if (block_error) p[l] = Real(0);
+          if (block_error) errors[l] = Real(0);
           return;
         }
         const int i = own.i_of(static_cast<int>(l)), j = own.j_of(static_cast<int>(l));
-        const Real f = g.interior(i, j) ? forced(l, -q_node(i, j) * divergence(i, j)) : Real(0);
-        const Real e = stage.store(g.index(i, j), f, pre[l]);
-        if (block_error) p[l] = e;
+        Real f = Real(0);
+        if (g.interior(i, j)) {
+          const Real div = (x_flux(i, j) - x_flux(i - 1, j)) * ih1 + (y_flux(i, j) - y_flux(i, j - 1)) * ih2;
+          f = forced(l, -qn[wb.local(i, j)] * div);
+        }
+        const Real e = stage.store(g.index(i, j), f, operands(l));
+        if (block_error) errors[l] = e;
       });
-      if (block_error) reduce_error(block, p, own.slots());
+    }
+    if (block_error) {
+      const Real m = exec::block_max(block, errors, static_cast<std::size_t>(own.slots()));
+      block.for_each(1, [&](std::size_t) { stage.store_block_error(block.index(), m); });
     }
   }
 };
@@ -288,8 +344,14 @@ struct GraphTileRhs {
 /// tile, as the block index is in a block_for launch).
 template <class Real, GraphFlow Flow, bool Forced>
 struct GraphTileStage {
+  /// The manufactured forcing's c(t) and c'(t) (ManufacturedSolution::time_factor), once per block and
+  /// iteration for all five stages (integrate::TimeConstantsOf).
+  static constexpr int kTimeConstants = Forced ? 2 : 0;
   GraphView<Real> g;
   ForcingTable<Real, Flow> forcing;
+  TISSUE_HD void time_constants(double t, double* out) const {
+    ManufacturedSolution::time_factor(t, out[0], out[1]);
+  }
   TISSUE_HD void operator()(const exec::Block& tile, Span<const Real> arg,
                             const integrate::MersonStage<Real>& stage) const {
     GraphTileRhs<Real, Flow, Forced>{g, arg, forcing, stage}(tile);
