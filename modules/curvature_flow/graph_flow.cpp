@@ -127,10 +127,17 @@ struct GraphTileRhs {
   /// Threads per block: one round for the w box of a Willmore tile.
   static constexpr unsigned kThreads = Flow == GraphFlow::willmore ? 384 : 256;
 
+  /// 1 / h1 and 1 / h2, divided once on the host (inverse_spacing()) rather than in every thread and stage.
+  struct InverseSpacing {
+    Real ih1, ih2;
+  };
+  static InverseSpacing inverse_spacing(const GraphView<Real>& g) { return {Real(1) / g.h1, Real(1) / g.h2}; }
+
   GraphView<Real> g;
   Span<const Real> phi;
   ForcingTable<Real, Flow> forcing;
   integrate::MersonStage<Real> stage;
+  InverseSpacing inverse;
 
   /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
   /// 0, so a box is at most kTile + 1 wide).
@@ -179,7 +186,7 @@ struct GraphTileRhs {
     Real* const w = node + (kNodeArrays > 1 ? 7 : 0) * kWSlots;
     // error terms of the last stage: MCF writes them while the block still reads phi, Willmore after
     Real* const errors = Flow == GraphFlow::willmore ? p : node;
-    const Real ih1 = Real(1) / g.h1, ih2 = Real(1) / g.h2;
+    const Real ih1 = inverse.ih1, ih2 = inverse.ih2;
     const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
     Real c = 0, dc = 0;  // the forcing's time factors: once per block and iteration when persistent
@@ -217,13 +224,13 @@ struct GraphTileRhs {
         v[r] = l < pb.slots() && pb.holds(l) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
       }
       Operands o[kOwnRounds];
-      Real fo[kOwnRounds] = {};
+      typename ForcingTable<Real, Flow>::Values fo[kOwnRounds] = {};
       for (int r = 0; r < kOwnRounds; ++r) {
         const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
         if (l >= own.slots() || !own.holds(l)) continue;
         const std::size_t idx = g.index(own.i_of(l), own.j_of(l));
         o[r] = stage.operands(idx);
-        if constexpr (Forced) fo[r] = forcing.at(idx, c, dc);
+        if constexpr (Forced) fo[r] = forcing.load(idx);
       }
       for (int r = 0; r < kPhiRounds; ++r) {
         const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
@@ -236,7 +243,7 @@ struct GraphTileRhs {
         if (stage.stage >= 1) pre[kOwnSlots + l] = o[r].k1;
         if (stage.stage >= 3) pre[2 * kOwnSlots + l] = o[r].k3;
         if (stage.stage == 4) pre[3 * kOwnSlots + l] = o[r].k4;
-        if constexpr (Forced) force[l] = fo[r];
+        if constexpr (Forced) force[l] = ForcingTable<Real, Flow>::combine(fo[r], c, dc);
       }
     });
     block.sync();
@@ -349,12 +356,13 @@ struct GraphTileStage {
   static constexpr int kTimeConstants = Forced ? 2 : 0;
   GraphView<Real> g;
   ForcingTable<Real, Flow> forcing;
+  typename GraphTileRhs<Real, Flow, Forced>::InverseSpacing inverse;
   TISSUE_HD void time_constants(double t, double* out) const {
     ManufacturedSolution::time_factor(t, out[0], out[1]);
   }
   TISSUE_HD void operator()(const exec::Block& tile, Span<const Real> arg,
                             const integrate::MersonStage<Real>& stage) const {
-    GraphTileRhs<Real, Flow, Forced>{g, arg, forcing, stage}(tile);
+    GraphTileRhs<Real, Flow, Forced>{g, arg, forcing, stage, inverse}(tile);
   }
 };
 
@@ -487,12 +495,13 @@ integrate::MersonStats run_flow(integrate::RungeKuttaMerson<Real>& rkm, const Gr
             Tile::shared_bytes()) >= blocks;
     if (resident)
       return rkm.template integrate_tiled<Tile::kThreads, kMinBlocks>(
-          phi, t0, t1, blocks, Tile::shared_bytes(), Stage{g, forcing});
+          phi, t0, t1, blocks, Tile::shared_bytes(), Stage{g, forcing, Tile::inverse_spacing(g)});
   }
   rkm.set_error_blocks(params.tiled ? blocks : 0);
   auto rhs = [&](Span<const Real> arg, const integrate::MersonStage<Real>& stage) {
     if (params.tiled) {
-      exec::block_for(blocks, Tile::kThreads, Tile::shared_bytes(), Tile{g, arg, forcing, stage});
+      exec::block_for(blocks, Tile::kThreads, Tile::shared_bytes(),
+                      Tile{g, arg, forcing, stage, Tile::inverse_spacing(g)});
       return;
     }
     if constexpr (Flow == GraphFlow::willmore) exec::parallel_for(n, WillmoreW<Real>{g, arg, w});

@@ -142,11 +142,25 @@ struct ForcingTable {
   }
   /// F at node idx given c(t) and c'(t) (ManufacturedSolution::time_factor), which a kernel can compute
   /// once for all its nodes: c' Z - c sum_k a_k rho^k, rho = c^2 / (1 + c^2 g) (ScaledOperator::at).
-  TISSUE_HD Real at(std::size_t idx, Real c, Real dc) const {
-    const Real s = c * c, rho = s / (Real(1) + s * data[n + idx]);
-    Real p = data[(kRows - 1) * n + idx];
-    for (int k = kTerms - 2; k >= 0; --k) p = data[(2 + k) * n + idx] + rho * p;
-    return dc * data[idx] - c * p;
+  TISSUE_HD Real at(std::size_t idx, Real c, Real dc) const { return combine(load(idx), c, dc); }
+
+  /// The kRows table values of one node.
+  struct Values {
+    Real v[kRows];
+  };
+  /// The table values of node idx, all requested before any is used (a kernel can issue them with its
+  /// other loads and combine them later, instead of waiting for one load before issuing the next).
+  TISSUE_HD Values load(std::size_t idx) const {
+    Values r;
+    for (int k = 0; k < kRows; ++k) r.v[k] = data[static_cast<std::size_t>(k) * n + idx];
+    return r;
+  }
+  /// F from a node's table values: at(idx, c, dc) == combine(load(idx), c, dc).
+  TISSUE_HD static Real combine(const Values& r, Real c, Real dc) {
+    const Real s = c * c, rho = s / (Real(1) + s * r.v[1]);
+    Real p = r.v[kRows - 1];
+    for (int k = kTerms - 2; k >= 0; --k) p = r.v[2 + k] + rho * p;
+    return dc * r.v[0] - c * p;
   }
 
   /// The table's rows for node (x, y) of `solution`, in the layout of `data`.
