@@ -96,8 +96,17 @@ struct NodeBox {
   }
 };
 
-/// Nodes per tile side of GraphTileRhs (a block owns up to kTile + 1 along each axis, see owned()).
-constexpr int kTile = 16;
+/// Tile shape of GraphTileRhs: nodes along x and y (a block owns up to one more along each axis, see
+/// owned()), threads per block and the launch bound of the persistent loop: two blocks per multiprocessor
+/// (256 tiles at 256^2). For Willmore, 32 x 16 tiles of 768 threads, one per multiprocessor (every box of
+/// an interior tile in one round of the threads, half the blocks at each grid barrier), were 1-2 % slower
+/// on an H100: one block's barriers stall all 24 warps, where two blocks overlap theirs.
+template <GraphFlow Flow>
+struct TileShape {
+  static constexpr int x = 16, y = 16;
+  /// Willmore: one round for the w box of a tile
+  static constexpr unsigned threads = Flow == GraphFlow::willmore ? 384 : 256, min_blocks = 2;
+};
 
 /// One stage of scheme 3.1 or 3.2 as one kernel over shared-memory tiles, the fast path. Each block owns
 /// a box of nodes and loads phi around it (halo 1 for MCF, 2 for Willmore). Then one thread per node of
@@ -112,20 +121,21 @@ constexpr int kTile = 16;
 template <class Real, GraphFlow Flow, bool Forced>
 struct GraphTileRhs {
   static constexpr int kHalo = Flow == GraphFlow::willmore ? 2 : 1;
-  static constexpr int kMaxOwned = kTile + 1;
+  static constexpr int kTileX = TileShape<Flow>::x, kTileY = TileShape<Flow>::y;
+  /// Rows of the owned, w and phi boxes at most.
+  static constexpr int kMaxOwned = kTileY + 1;
   static constexpr int kMaxW = kMaxOwned + 2 * (kHalo - 1), kMaxPhi = kMaxOwned + 2 * kHalo;
-  /// One row stride for every box of the tile, the phi box's: thread l then reads the phi, w and edge
-  /// values of slot l at one fixed offset from l in every phase, so a warp's shared-memory accesses are
-  /// consecutive (no bank conflicts at row ends) and need no index arithmetic beyond l.
-  static constexpr int kStride = kMaxPhi;
+  /// One row stride for every box of the tile, the phi box's width: thread l then reads the phi, w and
+  /// edge values of slot l at one fixed offset from l in every phase, so a warp's shared-memory accesses
+  /// are consecutive (no bank conflicts at row ends) and need no index arithmetic beyond l.
+  static constexpr int kStride = kTileX + 1 + 2 * kHalo;
   static constexpr int kWSlots = kStride * kMaxW, kOwnSlots = kStride * kMaxOwned;
   /// Per w-box slot (Willmore): the east and north edges' grad phi and 1/Q, Q at the node, and w.
   static constexpr int kNodeArrays = Flow == GraphFlow::willmore ? 8 : 1;
   using OwnBox = NodeBox<kStride>;
   using WBox = NodeBox<kStride>;
   using PhiBox = NodeBox<kStride>;
-  /// Threads per block: one round for the w box of a Willmore tile.
-  static constexpr unsigned kThreads = Flow == GraphFlow::willmore ? 384 : 256;
+  static constexpr unsigned kThreads = TileShape<Flow>::threads;
 
   /// 1 / h1 and 1 / h2, divided once on the host (inverse_spacing()) rather than in every thread and stage.
   struct InverseSpacing {
@@ -139,15 +149,20 @@ struct GraphTileRhs {
   integrate::MersonStage<Real> stage;
   InverseSpacing inverse;
 
-  /// Blocks along x and y: every node is owned by one block (the first block of an axis also owns node
-  /// 0, so a box is at most kTile + 1 wide).
-  TISSUE_HD static int blocks_along(int nodes) { return (nodes - 1 + kTile - 1) / kTile; }
+  /// Blocks along an axis of `nodes` nodes with tiles of `tile`: every node is owned by one block (the
+  /// first block of an axis also owns node 0, so a box is at most tile + 1 wide).
+  TISSUE_HD static int blocks_along(int nodes, int tile) { return (nodes - 1 + tile - 1) / tile; }
+  /// Blocks of a grid.
+  static std::size_t blocks(const GraphView<Real>& g) {
+    return static_cast<std::size_t>(blocks_along(g.nx, kTileX)) *
+           static_cast<std::size_t>(blocks_along(g.ny, kTileY));
+  }
   TISSUE_HD OwnBox owned(std::size_t block) const {
-    const int bx = static_cast<int>(block % static_cast<std::size_t>(blocks_along(g.nx)));
-    const int by = static_cast<int>(block / static_cast<std::size_t>(blocks_along(g.nx)));
-    const int i0 = bx == 0 ? 0 : 1 + kTile * bx, j0 = by == 0 ? 0 : 1 + kTile * by;
-    const int i1 = 1 + kTile * (bx + 1) < g.nx ? 1 + kTile * (bx + 1) : g.nx;
-    const int j1 = 1 + kTile * (by + 1) < g.ny ? 1 + kTile * (by + 1) : g.ny;
+    const auto across = static_cast<std::size_t>(blocks_along(g.nx, kTileX));
+    const int bx = static_cast<int>(block % across), by = static_cast<int>(block / across);
+    const int i0 = bx == 0 ? 0 : 1 + kTileX * bx, j0 = by == 0 ? 0 : 1 + kTileY * by;
+    const int i1 = 1 + kTileX * (bx + 1) < g.nx ? 1 + kTileX * (bx + 1) : g.nx;
+    const int j1 = 1 + kTileY * (by + 1) < g.ny ? 1 + kTileY * (by + 1) : g.ny;
     return {i0, j0, i1 - i0, j1 - j0};
   }
   using Operands = typename integrate::MersonStage<Real>::Operands;
@@ -482,11 +497,10 @@ integrate::MersonStats run_flow(integrate::RungeKuttaMerson<Real>& rkm, const Gr
   const std::size_t n = phi.size();
   const ForcingTable<Real, Flow> forcing{Span<const Real>(forcing_table.data(), forcing_table.size()), n};
   using Tile = GraphTileRhs<Real, Flow, Forced>;
-  const std::size_t blocks =
-      static_cast<std::size_t>(Tile::blocks_along(g.nx)) * static_cast<std::size_t>(Tile::blocks_along(g.ny));
+  const std::size_t blocks = Tile::blocks(g);
   if (params.tiled && params.persistent && params.merson.fused) {
     using Stage = GraphTileStage<Real, Flow, Forced>;
-    constexpr unsigned kMinBlocks = 2;  // launch bound: two tiles per multiprocessor (256 tiles at 256^2)
+    constexpr unsigned kMinBlocks = TileShape<Flow>::min_blocks;  // the launch bound
     // Only with one resident block per tile: a block working through several tiles in turn at every
     // stage is slower than one launch per stage.
     const bool resident =
