@@ -47,20 +47,37 @@ class Grid {
   /// then polls with relaxed loads and acquires once when it sees the flip, where cooperative groups
   /// acquire on every poll: each acquire invalidates the multiprocessor's L1, so blocks that arrive early
   /// would keep evicting the cached data of the blocks still computing on the same multiprocessor.
-  TISSUE_HD void sync() const {
+  TISSUE_HD void sync() const { wait(arrive()); }
+
+  /// sync() in two halves, so that a block can work between them on what no other block writes before
+  /// the barrier (its own data, its shared memory): arrive() releases this block's writes so far and
+  /// counts it in; wait(ticket) returns once every block has arrived, with their writes before arrive()
+  /// visible. Every thread of every block calls both, in order, with the ticket arrive() returned
+  /// (meaningful in thread 0 only). On the CPU backend arrive() does nothing and wait() is the barrier.
+  TISSUE_HD unsigned arrive() const {
+    unsigned old = 0;
 #if TISSUE_ON_DEVICE
     __syncthreads();
     if (threadIdx.x == 0) {
       const unsigned add = blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u;
-      unsigned old = 0, now = 0;
       asm volatile("atom.add.release.gpu.u32 %0, [%1], %2;" : "=r"(old) : "l"(barrier_), "r"(add) : "memory");
+    }
+#endif
+    return old;
+  }
+  /// The second half of sync() (arrive()).
+  TISSUE_HD void wait(unsigned ticket) const {
+#if TISSUE_ON_DEVICE
+    if (threadIdx.x == 0) {
+      unsigned now = 0;
       do {
         asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(barrier_) : "memory");
-      } while (((old ^ now) & 0x80000000u) == 0);
+      } while (((ticket ^ now) & 0x80000000u) == 0);
       asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(barrier_) : "memory");
     }
     __syncthreads();
 #else
+    (void)ticket;
 #pragma omp barrier
 #endif
   }

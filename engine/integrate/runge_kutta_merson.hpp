@@ -36,6 +36,7 @@
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
@@ -81,6 +82,10 @@ struct MersonStage {
   /// integrate_tiled with a right-hand side that declares kTimeConstants (TimeConstantsOf): its
   /// time_constants(time()) for this stage, computed once per block and iteration; nullptr otherwise.
   const double* time_constants = nullptr;
+  /// integrate_tiled with a right-hand side that has prefetch() (PrefetchOf): the block's prefetch(tile,
+  /// stage) has already run for this stage on this tile's scratch, between arriving at the grid barrier
+  /// that ended the previous stage and waiting there.
+  bool prefetched = false;
 
   /// The last stage, whose store() returns the error terms.
   TISSUE_HD bool last() const { return stage == 4; }
@@ -179,6 +184,23 @@ struct TimeConstantsOf {
 template <class T>
 struct TimeConstantsOf<T, std::void_t<decltype(T::kTimeConstants)>> {
   static constexpr int value = T::kTimeConstants;
+};
+
+/// Whether a tile right-hand side of integrate_tiled has `TISSUE_HD void prefetch(const exec::Block& tile,
+/// const MersonStage<Real>& stage) const`: work for `stage` that reads only what the tile's own block
+/// wrote in earlier stages (or what nobody writes), e.g. the state and earlier stages at its own nodes,
+/// and puts it in its scratch. The persistent loop then runs it for stages 2-5 between arriving at the
+/// grid barrier of the previous stage and waiting there (exec::Grid::arrive), hiding its latency in the
+/// barrier's, when every block has a single tile (its scratch then survives from stage to stage).
+template <class T, class Real, class = void>
+struct PrefetchOf {
+  static constexpr bool value = false;
+};
+template <class T, class Real>
+struct PrefetchOf<T, Real,
+                  std::void_t<decltype(std::declval<const T&>().prefetch(
+                      std::declval<const exec::Block&>(), std::declval<const MersonStage<Real>&>()))>> {
+  static constexpr bool value = true;
 };
 
 namespace detail {
@@ -378,6 +400,19 @@ struct MersonResident {
           rhs(exec::Block(tile, scratch), arg, stage);
           // the next tile reuses the scratch (the grid barrier begins with a block barrier)
           if (tile + grid.blocks() < tiles) block.sync();
+        }
+        stage.prefetched = false;
+        if constexpr (PrefetchOf<TileRhs, Real>::value) {
+          if (s < 4 && tiles <= grid.blocks()) {  // stage 1's state waits for the step decision
+            const unsigned ticket = grid.arrive();
+            MersonStage<Real> ahead = stage;
+            ahead.stage = s + 1;
+            if constexpr (kTimeConstants > 0) ahead.time_constants = constants + (s + 1) * kTimeConstants;
+            if (block.index() < tiles) rhs.prefetch(exec::Block(block.index(), scratch), ahead);
+            grid.wait(ticket);
+            stage.prefetched = true;
+            continue;
+          }
         }
         grid.sync();
       }

@@ -178,6 +178,84 @@ struct GraphTileRhs {
     Real gx, gy, q, r, normal;
   };
 
+  /// c(t) and c'(t) of the manufactured forcing at this stage's time (0 without forcing): once per block
+  /// and iteration in the persistent loop (MersonStage::time_constants), else here.
+  TISSUE_HD void time_factors(Real& c, Real& dc) const {
+    c = dc = Real(0);
+    if constexpr (Forced) {
+      double cd, dcd;
+      if (stage.time_constants) {
+        cd = stage.time_constants[0], dcd = stage.time_constants[1];
+      } else {
+        ManufacturedSolution::time_factor(stage.time(), cd, dcd);
+      }
+      c = Real(cd), dc = Real(dcd);
+    }
+  }
+
+  /// The load phase: phi on pb into p (kPhi; outside values and surplus slots are never used), and what
+  /// store() combines with f and the forcing at the owned nodes into pre and force (kOwn). A thread
+  /// issues all its loads before its first store to shared memory: the compiler does not move a global
+  /// load above a store through the generic scratch pointer, so a loop over slots would wait one L2
+  /// round trip per slot it handles. The caller synchronises the block.
+  template <bool kPhi, bool kOwn>
+  TISSUE_HD void load(const exec::Block& block, const OwnBox& own, const PhiBox& pb) const {
+    Real* const p = static_cast<Real*>(block.shared());
+    Real* const pre = p + kStride * kMaxPhi + kNodeArrays * kWSlots;  // u, k1, k3, k4, per owned slot
+    Real* const force = pre + 4 * kOwnSlots;                          // per owned slot, if Forced
+    constexpr int kPhiRounds =
+        (kStride * kMaxPhi + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
+    constexpr int kOwnRounds = (kOwnSlots + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
+    Real c, dc;
+    time_factors(c, dc);
+    block.for_each(kThreads, [&](std::size_t t) {
+      Real v[kPhiRounds];
+      if constexpr (kPhi) {
+        for (int r = 0; r < kPhiRounds; ++r) {
+          const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+          const int i = pb.i_of(l), j = pb.j_of(l);
+          v[r] = l < pb.slots() && pb.holds(l) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
+        }
+      }
+      Operands o[kOwnRounds];
+      typename ForcingTable<Real, Flow>::Values fo[kOwnRounds] = {};
+      if constexpr (kOwn) {
+        for (int r = 0; r < kOwnRounds; ++r) {
+          const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+          if (l >= own.slots() || !own.holds(l)) continue;
+          const std::size_t idx = g.index(own.i_of(l), own.j_of(l));
+          o[r] = stage.operands(idx);
+          if constexpr (Forced) fo[r] = forcing.load(idx);
+        }
+      }
+      if constexpr (kPhi) {
+        for (int r = 0; r < kPhiRounds; ++r) {
+          const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+          if (l < pb.slots()) p[l] = v[r];
+        }
+      }
+      if constexpr (kOwn) {
+        for (int r = 0; r < kOwnRounds; ++r) {
+          const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
+          if (l >= own.slots()) continue;
+          pre[l] = o[r].u;
+          if (stage.stage >= 1) pre[kOwnSlots + l] = o[r].k1;
+          if (stage.stage >= 3) pre[2 * kOwnSlots + l] = o[r].k3;
+          if (stage.stage == 4) pre[3 * kOwnSlots + l] = o[r].k4;
+          if constexpr (Forced) force[l] = ForcingTable<Real, Flow>::combine(fo[r], c, dc);
+        }
+      }
+    });
+  }
+
+  /// The owned nodes' part of the load phase ahead of the stage (integrate::MersonStage::prefetched):
+  /// the persistent loop calls it between arriving at a grid barrier and waiting there, since those values
+  /// are this block's own (the state and its earlier stages) and the forcing table.
+  TISSUE_HD void prefetch(const exec::Block& block) const {
+    const OwnBox own = owned(block.index());
+    load<false, true>(block, own, own.template grown<kStride>(kHalo));
+  }
+
   TISSUE_HD void operator()(const exec::Block& block) const {
     const OwnBox own = owned(block.index());
     // the last stage reduces its error terms per block (MersonStage::store_block_error)
@@ -204,16 +282,6 @@ struct GraphTileRhs {
     const Real ih1 = inverse.ih1, ih2 = inverse.ih2;
     const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
-    Real c = 0, dc = 0;  // the forcing's time factors: once per block and iteration when persistent
-    if constexpr (Forced) {
-      double cd, dcd;
-      if (stage.time_constants) {
-        cd = stage.time_constants[0], dcd = stage.time_constants[1];
-      } else {
-        ManufacturedSolution::time_factor(stage.time(), cd, dcd);
-      }
-      c = Real(cd), dc = Real(dcd);
-    }
     const auto operands = [&](int l) {  // what store() needs at owned slot l (MersonStage::operands)
       Operands o;
       o.u = pre[l];
@@ -222,45 +290,10 @@ struct GraphTileRhs {
       if (stage.stage == 4) o.k4 = pre[3 * kOwnSlots + l];
       return o;
     };
-
-    // phi on pb (outside values and surplus slots are never used), and what store() combines with f and
-    // the forcing at the owned nodes, requested now so that they arrive during the computation. A thread
-    // issues all its loads before its first store to shared memory: the compiler does not move a global
-    // load above a store through the generic scratch pointer, so a loop over slots would wait one L2
-    // round trip per slot it handles.
-    constexpr int kPhiRounds =
-        (kStride * kMaxPhi + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
-    constexpr int kOwnRounds = (kOwnSlots + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
-    block.for_each(kThreads, [&](std::size_t t) {
-      Real v[kPhiRounds];
-      for (int r = 0; r < kPhiRounds; ++r) {
-        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
-        const int i = pb.i_of(l), j = pb.j_of(l);
-        v[r] = l < pb.slots() && pb.holds(l) && g.inside(i, j) ? g.at(phi.data(), i, j) : Real(0);
-      }
-      Operands o[kOwnRounds];
-      typename ForcingTable<Real, Flow>::Values fo[kOwnRounds] = {};
-      for (int r = 0; r < kOwnRounds; ++r) {
-        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
-        if (l >= own.slots() || !own.holds(l)) continue;
-        const std::size_t idx = g.index(own.i_of(l), own.j_of(l));
-        o[r] = stage.operands(idx);
-        if constexpr (Forced) fo[r] = forcing.load(idx);
-      }
-      for (int r = 0; r < kPhiRounds; ++r) {
-        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
-        if (l < pb.slots()) p[l] = v[r];
-      }
-      for (int r = 0; r < kOwnRounds; ++r) {
-        const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
-        if (l >= own.slots()) continue;
-        pre[l] = o[r].u;
-        if (stage.stage >= 1) pre[kOwnSlots + l] = o[r].k1;
-        if (stage.stage >= 3) pre[2 * kOwnSlots + l] = o[r].k3;
-        if (stage.stage == 4) pre[3 * kOwnSlots + l] = o[r].k4;
-        if constexpr (Forced) force[l] = ForcingTable<Real, Flow>::combine(fo[r], c, dc);
-      }
-    });
+    if (stage.prefetched)
+      load<true, false>(block, own, pb);
+    else
+      load<true, true>(block, own, pb);
     block.sync();
     const auto finish = [](Edge& e, Real along) {
       const Real q2e = Real(1) + e.gx * e.gx + e.gy * e.gy;
@@ -378,6 +411,10 @@ struct GraphTileStage {
   TISSUE_HD void operator()(const exec::Block& tile, Span<const Real> arg,
                             const integrate::MersonStage<Real>& stage) const {
     GraphTileRhs<Real, Flow, Forced>{g, arg, forcing, stage, inverse}(tile);
+  }
+  /// GraphTileRhs::prefetch for the stage `stage` (integrate::MersonStage::prefetched).
+  TISSUE_HD void prefetch(const exec::Block& tile, const integrate::MersonStage<Real>& stage) const {
+    GraphTileRhs<Real, Flow, Forced>{g, {}, forcing, stage, inverse}.prefetch(tile);
   }
 };
 
