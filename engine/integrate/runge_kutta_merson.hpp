@@ -403,7 +403,8 @@ struct MersonResident {
         }
         stage.prefetched = false;
         if constexpr (PrefetchOf<TileRhs, Real>::value) {
-          if (s < 4 && tiles <= grid.blocks()) {  // stage 1's state waits for the step decision
+          // not across iterations: the next step's state waits for the step decision
+          if (s < 4 && tiles <= grid.blocks()) {
             const unsigned ticket = grid.arrive();
             MersonStage<Real> ahead = stage;
             ahead.stage = s + 1;
@@ -508,7 +509,9 @@ class RungeKuttaMerson {
   /// rhs_shared_bytes of scratch and for_each spreads over Threads threads; MinBlocksPerSM is the launch
   /// bound of the CUDA kernel (exec::cooperative_for). The tiles must partition the nodes (every node
   /// stored by exactly one tile per stage). Tiles beyond the resident blocks (resident_tiles()) are
-  /// worked through one after another in each stage, which is correct but gives up the speed.
+  /// worked through one after another in each stage, which is correct but gives up the speed. Optional
+  /// hooks of `rhs`: time constants computed once per block and iteration (TimeConstantsOf), and a
+  /// prefetch of a stage's own-node inputs during the grid barrier before it (PrefetchOf).
   /// @throws as integrate(); BackendError if the device cannot launch cooperatively.
   template <unsigned Threads, unsigned MinBlocksPerSM, class TileRhs>
   MersonStats integrate_tiled(Span<Real> u, double t0, double t1, std::size_t tiles,
