@@ -173,6 +173,34 @@ struct GraphTileRhs {
                                                    (4 + (Forced ? 1 : 0)) * kOwnSlots);
   }
 
+  /// The block's scratch (shared_bytes()), carved in one place: phi on the phi box, kNodeArrays arrays
+  /// per w-box slot, the four store() operands and the forcing per owned slot.
+  struct Scratch {
+    Real* p;  ///< phi on the phi box; the other arrays at constant offsets (one base register)
+    TISSUE_HD explicit Scratch(void* shared) : p(static_cast<Real*>(shared)) {}
+    TISSUE_HD Real* node() const { return p + kStride * kMaxPhi; }
+    TISSUE_HD Real* pre() const { return node() + kNodeArrays * kWSlots; }
+    TISSUE_HD Real* force() const { return pre() + 4 * kOwnSlots; }
+    /// Keeps the operands of owned slot l that stage `s` reads (MersonStage::operands).
+    TISSUE_HD void put(int l, const Operands& o, int s) const {
+      Real* const q = pre();
+      q[l] = o.u;
+      if (s >= 1) q[kOwnSlots + l] = o.k1;
+      if (s >= 3) q[2 * kOwnSlots + l] = o.k3;
+      if (s == 4) q[3 * kOwnSlots + l] = o.k4;
+    }
+    /// The operands put() kept for owned slot l and stage `s`.
+    TISSUE_HD Operands get(int l, int s) const {
+      const Real* const q = pre();
+      Operands o;
+      o.u = q[l];
+      if (s >= 1) o.k1 = q[kOwnSlots + l];
+      if (s >= 3) o.k3 = q[2 * kOwnSlots + l];
+      if (s == 4) o.k4 = q[3 * kOwnSlots + l];
+      return o;
+    }
+  };
+
   /// Gradient, Q, 1/Q and the normal component / Q of one co-volume edge.
   struct Edge {
     Real gx, gy, q, r, normal;
@@ -200,9 +228,7 @@ struct GraphTileRhs {
   /// round trip per slot it handles. The caller synchronises the block.
   template <bool kPhi, bool kOwn>
   TISSUE_HD void load(const exec::Block& block, const OwnBox& own, const PhiBox& pb) const {
-    Real* const p = static_cast<Real*>(block.shared());
-    Real* const pre = p + kStride * kMaxPhi + kNodeArrays * kWSlots;  // u, k1, k3, k4, per owned slot
-    Real* const force = pre + 4 * kOwnSlots;                          // per owned slot, if Forced
+    const Scratch scratch(block.shared());
     constexpr int kPhiRounds =
         (kStride * kMaxPhi + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
     constexpr int kOwnRounds = (kOwnSlots + static_cast<int>(kThreads) - 1) / static_cast<int>(kThreads);
@@ -231,18 +257,15 @@ struct GraphTileRhs {
       if constexpr (kPhi) {
         for (int r = 0; r < kPhiRounds; ++r) {
           const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
-          if (l < pb.slots()) p[l] = v[r];
+          if (l < pb.slots()) scratch.p[l] = v[r];
         }
       }
       if constexpr (kOwn) {
         for (int r = 0; r < kOwnRounds; ++r) {
           const int l = static_cast<int>(t) + r * static_cast<int>(kThreads);
           if (l >= own.slots()) continue;
-          pre[l] = o[r].u;
-          if (stage.stage >= 1) pre[kOwnSlots + l] = o[r].k1;
-          if (stage.stage >= 3) pre[2 * kOwnSlots + l] = o[r].k3;
-          if (stage.stage == 4) pre[3 * kOwnSlots + l] = o[r].k4;
-          if constexpr (Forced) force[l] = ForcingTable<Real, Flow>::combine(fo[r], c, dc);
+          scratch.put(l, o[r], stage.stage);
+          if constexpr (Forced) scratch.force()[l] = ForcingTable<Real, Flow>::combine(fo[r], c, dc);
         }
       }
     });
@@ -264,10 +287,10 @@ struct GraphTileRhs {
     // clipped to the grid: nothing reads w or the edges of nodes outside it, and the first row of tiles,
     // which owns one row more than the others, then still fits the block's threads in one round
     const WBox wb = own.template grown<kStride>(kHalo - 1).clipped(g.nx, g.ny);
-    Real* const p = static_cast<Real*>(block.shared());
-    Real* const node = p + kStride * kMaxPhi;        // kNodeArrays arrays of kWSlots
-    Real* const pre = node + kNodeArrays * kWSlots;  // u, k1, k3, k4 of store(), per owned slot
-    Real* const force = pre + 4 * kOwnSlots;         // per owned slot, if Forced
+    const Scratch scratch(block.shared());
+    Real* const p = scratch.p;
+    Real* const node = scratch.node();
+    Real* const force = scratch.force();
     // Willmore: per w-box slot, the east edge (gx, gy, 1/Q), the north edge (gx, gy, 1/Q), Q at the node, w
     Real* const east_gx = node;
     Real* const east_gy = node + (kNodeArrays > 1 ? 1 : 0) * kWSlots;
@@ -282,14 +305,7 @@ struct GraphTileRhs {
     const Real ih1 = inverse.ih1, ih2 = inverse.ih2;
     const Real q1 = Real(0.25) * ih1, q2 = Real(0.25) * ih2;
     const auto P = [&](int i, int j) { return p[pb.local(i, j)]; };
-    const auto operands = [&](int l) {  // what store() needs at owned slot l (MersonStage::operands)
-      Operands o;
-      o.u = pre[l];
-      if (stage.stage >= 1) o.k1 = pre[kOwnSlots + l];
-      if (stage.stage >= 3) o.k3 = pre[2 * kOwnSlots + l];
-      if (stage.stage == 4) o.k4 = pre[3 * kOwnSlots + l];
-      return o;
-    };
+    const auto operands = [&](int l) { return scratch.get(l, stage.stage); };  // for store() at owned slot l
     if (stage.prefetched)
       load<true, false>(block, own, pb);
     else
