@@ -16,22 +16,23 @@
 namespace tissue::cuda {
 
 template <class F>
-__global__ void cooperative_kernel(F f, unsigned* barrier) {
+__global__ void cooperative_kernel(F f, unsigned* barrier, unsigned* signals) {
   extern __shared__ unsigned char shared_scratch[];
-  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier));
+  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier, signals));
 }
 
 /// cooperative_kernel with launch bounds: ptxas keeps the registers low enough for MinBlocks blocks of
 /// MaxThreads threads per multiprocessor.
 template <class F, unsigned MaxThreads, unsigned MinBlocks>
-__global__ void __launch_bounds__(MaxThreads, MinBlocks) cooperative_kernel_bounded(F f, unsigned* barrier) {
+__global__ void __launch_bounds__(MaxThreads, MinBlocks)
+    cooperative_kernel_bounded(F f, unsigned* barrier, unsigned* signals) {
   extern __shared__ unsigned char shared_scratch[];
-  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier));
+  f(exec::Block(blockIdx.x, shared_scratch), exec::Grid(gridDim.x, barrier, signals));
 }
 
 /// The kernel that runs F: bounded unless MaxThreads is 0.
 template <unsigned MaxThreads, unsigned MinBlocks, class F>
-constexpr void (*cooperative_entry())(F, unsigned*) {
+constexpr void (*cooperative_entry())(F, unsigned*, unsigned*) {
   if constexpr (MaxThreads == 0)
     return cooperative_kernel<F>;
   else
@@ -64,7 +65,8 @@ std::size_t cooperative_capacity(unsigned threads, std::size_t shared_bytes) {
 }
 
 /// Launches f(exec::Block, exec::Grid) on min(max_blocks, resident blocks) blocks of `threads` threads
-/// with `shared_bytes` of dynamic shared memory each, cooperatively (asynchronous).
+/// with `shared_bytes` of dynamic shared memory each, cooperatively (asynchronous), after zeroing the
+/// blocks' signal words (exec::Grid::signal) on the same stream.
 /// @returns the number of blocks launched.
 /// @throws BackendError if the device has no cooperative launch, if not one block fits on an SM, or if
 /// the launch is refused.
@@ -79,7 +81,8 @@ std::size_t launch_cooperative(std::size_t max_blocks, unsigned threads, std::si
   const std::size_t blocks = std::min(max_blocks, resident);
   F arg = f;
   unsigned* barrier = grid_barrier_word();
-  void* args[] = {&arg, &barrier};
+  unsigned* signals = grid_signal_words(blocks);  // zeroed on the launch's stream
+  void* args[] = {&arg, &barrier, &signals};
   const cudaError_t err = cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(cooperative_entry<MaxThreads, MinBlocks, F>()),
       dim3(static_cast<unsigned>(blocks)), dim3(threads), args, shared_bytes,

@@ -27,7 +27,8 @@ void initialize() {
   if (device_count() == 0) throw BackendError("no CUDA device is available");
   check(cudaSetDevice(0), "cudaSetDevice");
   check(cudaFree(nullptr), "context creation");
-  grid_barrier_word();  // allocated here, before any graph capture could need it
+  grid_barrier_word();  // allocated here, before any graph capture could need them
+  grid_signal_words(0);
 }
 
 unsigned* grid_barrier_word() {
@@ -42,6 +43,36 @@ unsigned* grid_barrier_word() {
   };
   static const Word word;
   return word.ptr;
+}
+
+namespace {
+/// Words per block of exec::Grid::kSignalStride's size at most, for every resident block of the device.
+constexpr std::size_t kMaxSignalStride = 8;
+}  // namespace
+
+unsigned* grid_signal_words(std::size_t words) {
+  struct Words {
+    unsigned* ptr = nullptr;
+    std::size_t count = 0;
+    Words() {
+      int dev = 0, sms = 0, per_sm = 0;
+      check(cudaGetDevice(&dev), "cudaGetDevice");
+      check(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev), "multiprocessor count");
+      check(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxBlocksPerMultiprocessor, dev), "blocks per SM");
+      count = static_cast<std::size_t>(sms) * static_cast<std::size_t>(per_sm) * kMaxSignalStride;
+      ptr = static_cast<unsigned*>(device_allocate(count * sizeof(unsigned)));
+      zero(ptr, count * sizeof(unsigned));
+    }
+    ~Words() { device_free(ptr); }
+  };
+  static const Words signals;
+  if (words > signals.count)
+    throw BackendError("grid signal words: " + std::to_string(words) + " asked for, " +
+                       std::to_string(signals.count) + " allocated");
+  check(
+      cudaMemsetAsync(signals.ptr, 0, words * sizeof(unsigned), static_cast<cudaStream_t>(current_stream())),
+      "cudaMemsetAsync of the grid signal words");
+  return signals.ptr;
 }
 
 std::string device_name() {

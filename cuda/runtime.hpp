@@ -47,6 +47,11 @@ void destroy_graph(void* graph) noexcept;
 /// on first use, kept for the process. Every completed barrier returns its low 31 bits to 0, so launches
 /// share it as long as they run one after another (the engine's launches all go to one stream).
 unsigned* grid_barrier_word();
+/// The signal words of cooperative launches (exec::Grid::signal): `words` words, zeroed by a memset on
+/// the current stream (so in order with the launches around it); allocated on first use for as many
+/// blocks as the device keeps resident at most, kept for the process.
+/// @throws BackendError if more words are asked for than that, or if the memset fails.
+unsigned* grid_signal_words(std::size_t words);
 /// Throws BackendError if the last kernel launch failed (cudaGetLastError); `what` names the launch.
 void check_last_launch(const char* what);
 

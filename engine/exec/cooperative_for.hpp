@@ -33,10 +33,13 @@ namespace tissue::exec {
 /// All blocks of a cooperative_for launch: their count and the barrier across them.
 class Grid {
  public:
+  /// Words between two blocks' signal words (signal()): one 32-byte sector each.
+  static constexpr std::size_t kSignalStride = 8;
   /// `barrier`: on the CUDA backend a device word whose low 31 bits are 0 and that no other running
-  /// launch uses (cooperative_for supplies it); unused on the CPU backend.
-  TISSUE_HD explicit Grid(std::size_t blocks, unsigned* barrier = nullptr)
-      : blocks_(blocks), barrier_(barrier) {}
+  /// launch uses; `signals`: blocks * kSignalStride words, 0 at the start of the launch (cooperative_for
+  /// supplies both); unused on the CPU backend.
+  TISSUE_HD explicit Grid(std::size_t blocks, unsigned* barrier = nullptr, unsigned* signals = nullptr)
+      : blocks_(blocks), barrier_(barrier), signals_(signals) {}
   /// Blocks in the launch (block indices are 0 .. blocks() - 1).
   TISSUE_HD std::size_t blocks() const { return blocks_; }
   /// Barrier across every thread of every block; global-memory writes before it are visible after it.
@@ -82,9 +85,52 @@ class Grid {
 #endif
   }
 
+  /// Point-to-point ordering, for a phase that depends on a few other blocks only (a tile of a stencil
+  /// on the tiles around it), where sync() would wait for the slowest block of the whole grid.
+  /// signal(epoch) releases this block's writes so far and publishes `epoch` in its signal word;
+  /// wait_for(others, count, epoch) returns once each of the blocks others[0 .. count) (count <= the
+  /// block's threads, `others` readable by every thread, e.g. in its scratch) has signalled an epoch >=
+  /// `epoch`, with their writes before that signal visible. Epochs of a block must not decrease within a
+  /// launch; signal words start at 0 in every launch. Every thread of the block calls both. A block that
+  /// overwrites data other blocks read must itself wait for their signal that they are done reading.
+  /// On the CPU backend signal() does nothing and wait_for() is the barrier of all blocks, so every block
+  /// must call it the same number of times (as it must call sync()).
+  TISSUE_HD void signal(unsigned epoch) const {
+#if TISSUE_ON_DEVICE
+    __syncthreads();
+    if (threadIdx.x == 0)
+      asm volatile("st.release.gpu.u32 [%0], %1;" ::"l"(signals_ + blockIdx.x * kSignalStride), "r"(epoch)
+                   : "memory");
+#else
+    (void)epoch;
+#endif
+  }
+  /// The waiting half of signal(): thread t < count polls the word of block others[t] with relaxed loads
+  /// and acquires once it has reached `epoch` (an acquire invalidates the multiprocessor's L1, so once is
+  /// cheaper than on every poll), then the block's threads meet at a block barrier.
+  TISSUE_HD void wait_for(const unsigned* others, unsigned count, unsigned epoch) const {
+#if TISSUE_ON_DEVICE
+    if (threadIdx.x < count) {
+      const unsigned* word = signals_ + others[threadIdx.x] * kSignalStride;
+      unsigned now = 0;
+      do {
+        asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+      } while (static_cast<int>(now - epoch) < 0);
+      asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+    }
+    __syncthreads();
+#else
+    (void)others;
+    (void)count;
+    (void)epoch;
+#pragma omp barrier
+#endif
+  }
+
  private:
   std::size_t blocks_;
   unsigned* barrier_;
+  unsigned* signals_;
 };
 
 }  // namespace tissue::exec

@@ -203,6 +203,27 @@ struct PrefetchOf<T, Real,
   static constexpr bool value = true;
 };
 
+/// Most tiles a tile of integrate_tiled depends on (NeighboursOf): the eight around it on a 2D grid.
+inline constexpr unsigned kMaxTileNeighbours = 8;
+
+/// Whether a tile right-hand side of integrate_tiled has `TISSUE_HD unsigned neighbours(std::size_t tile,
+/// unsigned* out) const` that writes the tiles (at most kMaxTileNeighbours) whose nodes the stage of
+/// tile `tile` reads, and returns their count; the relation must be symmetric (tile a reads nodes of b
+/// exactly when b reads nodes of a), as for a stencil's halo. The persistent loop then orders stages 2-5
+/// by waiting for those tiles only (exec::Grid::signal) instead of a barrier across the grid, when every
+/// block has a single tile: a tile's next stage waits for its neighbours' stage that it reads (and that
+/// read its nodes in the buffer it now overwrites), not for the slowest tile anywhere. The step decision
+/// still follows a grid barrier: it needs every tile's error.
+template <class T, class = void>
+struct NeighboursOf {
+  static constexpr bool value = false;
+};
+template <class T>
+struct NeighboursOf<
+    T, std::void_t<decltype(std::declval<const T&>().neighbours(std::size_t{}, std::declval<unsigned*>()))>> {
+  static constexpr bool value = true;
+};
+
 namespace detail {
 
 template <class Real>
@@ -333,28 +354,33 @@ struct MersonUpdateFused {  // u = candidate when accepted
 };
 
 /// The whole adaptive loop of RungeKuttaMerson::integrate_tiled in one cooperative launch: per
-/// iteration five stage phases over all tiles, each followed by a grid barrier, then every block reduces
-/// the per-tile error maxima and takes the same step decision (27)-(29) on its own copy of the control
-/// record, so no barrier is needed after it. The state and the candidate of (28) live in two buffers
-/// whose roles swap on acceptance instead of copying; the caller's buffer holds the state on return.
+/// iteration five stage phases over all tiles, each followed by a grid barrier (stages 1-4: or by waits
+/// for the neighbouring tiles, NeighboursOf), then every block reduces the per-tile error maxima and
+/// takes the same step decision (27)-(29) on its own copy of the control record, so no barrier is needed
+/// after it. The state and the candidate of (28) live in two buffers whose roles swap on acceptance
+/// instead of copying; the caller's buffer holds the state on return. The per-tile errors alternate
+/// between two halves of tile_errors by iteration: with neighbour waits a tile can write the next
+/// iteration's error while a block far away still reads this one's.
 template <class Real, class TileRhs>
 struct MersonResident {
   TileRhs rhs;
   MersonControl* control;  ///< global record: read at the start, written back by block 0 at the end
   Span<Real> state[2];     ///< [0]: the caller's u; [1]: the spare that alternates with it
   Span<Real> k[5], odd, even;
-  Span<Real> tile_errors;  ///< one error maximum per tile
+  Span<Real> tile_errors;  ///< one error maximum per tile, twice (even and odd iterations)
   std::size_t tiles = 0;
   std::size_t rhs_bytes = 0;  ///< the tile right-hand side's scratch; the control copy and a reduction follow
   std::int64_t max_iterations = 0;
 
   static constexpr std::size_t kLanes = 512;  ///< partial maxima of the error reduction
   static constexpr int kTimeConstants = TimeConstantsOf<TileRhs>::value;  ///< per stage
+  static constexpr bool kNeighbours = NeighboursOf<TileRhs>::value;
   /// Scratch bytes per block for a right-hand side that needs rhs_shared_bytes: its scratch, the control
-  /// record, the reduction lanes, and the time constants of the five stages.
+  /// record, the reduction lanes, the time constants of the five stages and the neighbouring tiles.
   static std::size_t shared_bytes(std::size_t rhs_shared_bytes) {
     return control_offset(rhs_shared_bytes) + sizeof(MersonControl) + kLanes * sizeof(Real) +
-           5 * kTimeConstants * sizeof(double);
+           5 * kTimeConstants * sizeof(double) +
+           (kNeighbours ? kMaxTileNeighbours + 1 : 0) * sizeof(unsigned);
   }
   TISSUE_HD static std::size_t control_offset(std::size_t rhs_shared_bytes) {
     constexpr std::size_t a = alignof(MersonControl) > alignof(Real) ? alignof(MersonControl) : alignof(Real);
@@ -367,6 +393,10 @@ struct MersonResident {
     Real* const lanes = reinterpret_cast<Real*>(local + 1);
     // after the lanes, whose size is a multiple of 8 bytes
     double* const constants = reinterpret_cast<double*>(lanes + kLanes);
+    // the tiles this block's tile waits for, and their count
+    unsigned* const neighbours = reinterpret_cast<unsigned*>(constants + 5 * kTimeConstants);
+    // one tile per block (cooperative_for launches at most `tiles` blocks)
+    const bool one_tile = tiles <= grid.blocks();
     const auto prepare = [&] {  // the time constants of this iteration's five stages
       if constexpr (kTimeConstants > 0) {
         block.for_each(5, [&](std::size_t s) {
@@ -378,7 +408,12 @@ struct MersonResident {
         block.sync();
       }
     };
-    block.for_each(1, [&](std::size_t) { *local = *control; });
+    block.for_each(1, [&](std::size_t) {
+      *local = *control;
+      if constexpr (kNeighbours) {
+        if (one_tile) neighbours[kMaxTileNeighbours] = rhs.neighbours(block.index(), neighbours);
+      }
+    });
     block.sync();
     prepare();
     int current = 0;  // which of state[] holds u; every thread of every block takes the same decisions
@@ -390,7 +425,7 @@ struct MersonResident {
       stage.u = Span<const Real>(state[current]);
       for (int s = 0; s < 5; ++s) stage.k[s] = k[s];
       stage.candidate = state[1 - current];
-      stage.error = tile_errors;
+      stage.error = tile_errors.subspan(static_cast<std::size_t>(iteration % 2) * tiles, tiles);
       for (int s = 0; s < 5; ++s) {
         stage.stage = s;
         stage.next = (s + 1) % 2 ? odd : even;
@@ -402,6 +437,21 @@ struct MersonResident {
           if (tile + grid.blocks() < tiles) block.sync();
         }
         stage.prefetched = false;
+        if constexpr (kNeighbours) {
+          if (s < 4 && one_tile) {  // epochs 1, 2, ... within the launch: 4 per iteration
+            const auto epoch = static_cast<unsigned>(4 * iteration + s + 1);
+            grid.signal(epoch);
+            if constexpr (PrefetchOf<TileRhs, Real>::value) {
+              MersonStage<Real> ahead = stage;
+              ahead.stage = s + 1;
+              if constexpr (kTimeConstants > 0) ahead.time_constants = constants + (s + 1) * kTimeConstants;
+              rhs.prefetch(exec::Block(block.index(), scratch), ahead);
+              stage.prefetched = true;
+            }
+            grid.wait_for(neighbours, neighbours[kMaxTileNeighbours], epoch);
+            continue;
+          }
+        }
         if constexpr (PrefetchOf<TileRhs, Real>::value) {
           // not across iterations: the next step's state waits for the step decision
           if (s < 4 && tiles <= grid.blocks()) {
@@ -421,7 +471,7 @@ struct MersonResident {
       const std::size_t width = tiles < kLanes ? tiles : kLanes;
       block.for_each(width, [&](std::size_t l) {  // error terms are >= 0 (NaN became +infinity)
         Real m = Real(0);
-        for (std::size_t t = l; t < tiles; t += width) m = m < tile_errors[t] ? tile_errors[t] : m;
+        for (std::size_t t = l; t < tiles; t += width) m = m < stage.error[t] ? stage.error[t] : m;
         lanes[l] = m;
       });
       const Real e = exec::block_max(block, lanes, width);
@@ -520,7 +570,7 @@ class RungeKuttaMerson {
     if (!begin(u.size(), t0, t1, c)) return finish(c);
     const std::size_t n = u.size();
     spare_.ensure(n);
-    tile_errors_.ensure(tiles);
+    tile_errors_.ensure(2 * tiles);
     using Resident = detail::MersonResident<Real, TileRhs>;
     Resident resident{rhs,
                       control_.data(),
@@ -528,7 +578,7 @@ class RungeKuttaMerson {
                       {},
                       argument(1, n),
                       argument(2, n),
-                      tile_errors_.span().subspan(0, tiles),
+                      tile_errors_.span().subspan(0, 2 * tiles),
                       tiles,
                       rhs_shared_bytes,
                       kResidentIterations};

@@ -432,6 +432,26 @@ struct GraphTileStage {
   TISSUE_HD void prefetch(const exec::Block& tile, const integrate::MersonStage<Real>& stage) const {
     GraphTileRhs<Real, Flow, Forced>{g, {}, forcing, stage, inverse}.prefetch(tile);
   }
+  /// The tiles around tile `tile` (up to 8, written to out; returns the count): a stage reads the halo
+  /// of its tile (and Neumann mirrors) within kHalo nodes, so in those tiles only, as long as no tile
+  /// is narrower than the halo: only the last tile of a row or column can be narrower than kTileX or
+  /// kTileY, and the tile before it is not (integrate::NeighboursOf).
+  TISSUE_HD unsigned neighbours(std::size_t tile, unsigned* out) const {
+    using Tile = GraphTileRhs<Real, Flow, Forced>;
+    static_assert(Tile::kTileX >= Tile::kHalo && Tile::kTileY >= Tile::kHalo, "a halo beyond the next tile");
+    const int across = Tile::blocks_along(g.nx, Tile::kTileX), down = Tile::blocks_along(g.ny, Tile::kTileY);
+    const int bx = static_cast<int>(tile % static_cast<std::size_t>(across));
+    const int by = static_cast<int>(tile / static_cast<std::size_t>(across));
+    unsigned count = 0;
+    for (int dy = -1; dy <= 1; ++dy) {
+      for (int dx = -1; dx <= 1; ++dx) {
+        const int x = bx + dx, y = by + dy;
+        if ((dx != 0 || dy != 0) && x >= 0 && x < across && y >= 0 && y < down)
+          out[count++] = static_cast<unsigned>(y * across + x);
+      }
+    }
+    return count;
+  }
 };
 
 /// Fills Neumann boundary nodes with their mirrors (19)-(20), for output.

@@ -64,6 +64,32 @@ struct NeighbourRounds {
     block.for_each(1, [&](std::size_t) { items_seen[block.index()] = *count; });
   }
 };
+/// Rounds of b[i] = (a[i - 1] + a[i] + a[i + 1]) mod 1000003 on a ring of 64 values per block (then a
+/// and b swap), ordered only by each block waiting for the signals of the two blocks beside it
+/// (Grid::signal / wait_for): a round reads the neighbours' edge values of the round before, and
+/// overwrites the buffer they read in it. The ring has 64 * grid.blocks() values of a and b.
+struct SignalRounds {
+  Span<std::int64_t> a, b;
+  int rounds;
+  TISSUE_HD void operator()(const exec::Block& block, const exec::Grid& grid) const {
+    const std::size_t blocks = grid.blocks(), n = 64 * blocks;
+    auto* const others = static_cast<unsigned*>(block.shared());
+    block.for_each(1, [&](std::size_t) {
+      others[0] = static_cast<unsigned>((block.index() + blocks - 1) % blocks);
+      others[1] = static_cast<unsigned>((block.index() + 1) % blocks);
+    });
+    block.sync();
+    for (int r = 0; r < rounds; ++r) {
+      const Span<std::int64_t> from = r % 2 ? b : a, to = r % 2 ? a : b;
+      block.for_each(64, [&](std::size_t l) {
+        const std::size_t i = block.index() * 64 + l;
+        to[i] = (from[(i + n - 1) % n] + from[i] + from[(i + 1) % n]) % 1000003;
+      });
+      grid.signal(static_cast<unsigned>(r + 1));
+      grid.wait_for(others, blocks > 1 ? 2u : 0u, static_cast<unsigned>(r + 1));
+    }
+  }
+};
 /// Each block copies its segment into scratch and reduces it with block_max; every thread's result is
 /// checked (one slot per thread through a second for_each).
 struct SegmentMax {
@@ -136,6 +162,35 @@ TEST_CASE("cooperative_for keeps its blocks resident together and its grid barri
     CHECK(count[blocks] == -1);  // no block beyond the count reported
     INFO(n << " values on " << blocks << " blocks");
     CHECK(handled == items);
+    CHECK(wrong == 0);
+  }
+}
+
+TEST_CASE("cooperative_for's block signals order rounds that depend on the neighbouring blocks only",
+          "[exec]") {
+  const std::size_t max_blocks = 4096;
+  const int rounds = 101;  // odd: the result is in b
+  std::vector<std::int64_t> host(64 * max_blocks);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::int64_t>((i * 7919) % 1000);
+  DeviceBuffer<std::int64_t> a, b(host.size());
+  a.assign(host);
+  // twice, so the second launch starts from signal words the first one left at `rounds`
+  for (const std::size_t launch_blocks : {max_blocks, std::size_t{3}}) {
+    a.assign(host);
+    const std::size_t blocks = exec::cooperative_for(launch_blocks, 128, 2 * sizeof(unsigned),
+                                                     SignalRounds{a.span(), b.span(), rounds});
+    REQUIRE(blocks >= 1);
+    const std::size_t n = 64 * blocks;
+    std::vector<std::int64_t> expected(host.begin(), host.begin() + static_cast<std::ptrdiff_t>(n)), next(n);
+    for (int r = 0; r < rounds; ++r) {
+      for (std::size_t i = 0; i < n; ++i)
+        next[i] = (expected[(i + n - 1) % n] + expected[i] + expected[(i + 1) % n]) % 1000003;
+      expected.swap(next);
+    }
+    const std::vector<std::int64_t> got = b.to_host();
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < n; ++i) wrong += got[i] != expected[i];
+    INFO(n << " values on " << blocks << " blocks");
     CHECK(wrong == 0);
   }
 }
