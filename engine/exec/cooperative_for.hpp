@@ -105,18 +105,23 @@ class Grid {
     (void)epoch;
 #endif
   }
-  /// The waiting half of signal(): thread t < count polls the word of block others[t] with relaxed loads
-  /// and acquires once it has reached `epoch` (an acquire invalidates the multiprocessor's L1, so once is
-  /// cheaper than on every poll), then the block's threads meet at a block barrier.
+  /// The waiting half of signal(): thread t < count reads the word of block others[t] with an acquire,
+  /// which is all it takes when that block has signalled already (the common case when the tiles keep
+  /// pace: one round trip to L2 instead of a relaxed read and then the acquire); else it polls with
+  /// relaxed loads and acquires once more when the epoch is there (an acquire invalidates the
+  /// multiprocessor's L1, so not on every poll). Then the block's threads meet at a block barrier.
   TISSUE_HD void wait_for(const unsigned* others, unsigned count, unsigned epoch) const {
 #if TISSUE_ON_DEVICE
     if (threadIdx.x < count) {
       const unsigned* word = signals_ + others[threadIdx.x] * kSignalStride;
       unsigned now = 0;
-      do {
-        asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
-      } while (static_cast<int>(now - epoch) < 0);
       asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+      if (static_cast<int>(now - epoch) < 0) {
+        do {
+          asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+        } while (static_cast<int>(now - epoch) < 0);
+        asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(now) : "l"(word) : "memory");
+      }
     }
     __syncthreads();
 #else
