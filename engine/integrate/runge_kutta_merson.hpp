@@ -18,8 +18,9 @@
 /// sized from the remaining time over tau); iterations queued after the end time are no-ops.
 ///
 /// For a right-hand side over tiles of nodes, integrate_tiled() runs the whole loop in persistent
-/// cooperative launches instead (grid barriers between stages, every block deciding on its own copy of
-/// the control record), for fields too small to pay a kernel launch per stage.
+/// cooperative launches instead (grid barriers, or waits for the neighbouring tiles, between stages; every
+/// block deciding on its own copy of the control record), for fields too small to pay a kernel launch per
+/// stage.
 ///
 /// The right-hand side is a callable rhs(Span<const Real> arg, const MersonStage<Real>& stage) that
 /// launches its own kernel and, for each node i, calls stage.store(i, f_i) with f_i = f(stage.time(),
@@ -560,8 +561,10 @@ class RungeKuttaMerson {
   /// bound of the CUDA kernel (exec::cooperative_for). The tiles must partition the nodes (every node
   /// stored by exactly one tile per stage). Tiles beyond the resident blocks (resident_tiles()) are
   /// worked through one after another in each stage, which is correct but gives up the speed. Optional
-  /// hooks of `rhs`: time constants computed once per block and iteration (TimeConstantsOf), and a
-  /// prefetch of a stage's own-node inputs during the grid barrier before it (PrefetchOf).
+  /// hooks of `rhs`: time constants computed once per block and iteration (TimeConstantsOf), a
+  /// prefetch of a stage's own-node inputs during the grid barrier before it (PrefetchOf), and the tiles
+  /// each tile depends on, so that stages 2-5 wait for those instead of for the whole grid (NeighboursOf;
+  /// the tile must then read its argument only at nodes of those tiles and its own).
   /// @throws as integrate(); BackendError if the device cannot launch cooperatively.
   template <unsigned Threads, unsigned MinBlocksPerSM, class TileRhs>
   MersonStats integrate_tiled(Span<Real> u, double t0, double t1, std::size_t tiles,
