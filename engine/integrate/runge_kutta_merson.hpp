@@ -438,10 +438,17 @@ struct MersonResident {
           if (tile + grid.blocks() < tiles) block.sync();
         }
         stage.prefetched = false;
-        if constexpr (kNeighbours) {
-          if (s < 4 && one_tile) {  // epochs 1, 2, ... within the launch: 4 per iteration
-            const auto epoch = static_cast<unsigned>(4 * iteration + s + 1);
-            grid.signal(epoch);
+        if constexpr (kNeighbours || PrefetchOf<TileRhs, Real>::value) {
+          // stages 2-5 with one tile per block: wait for the neighbouring tiles only (or at the grid
+          // barrier in two halves), loading the next stage's own-node inputs in between; not across
+          // iterations: the next step's state waits for the step decision
+          if (s < 4 && one_tile) {
+            [[maybe_unused]] const auto epoch = static_cast<unsigned>(4 * iteration + s + 1);  // 1, 2, ...
+            [[maybe_unused]] unsigned ticket = 0;
+            if constexpr (kNeighbours)
+              grid.signal(epoch);
+            else
+              ticket = grid.arrive();
             if constexpr (PrefetchOf<TileRhs, Real>::value) {
               MersonStage<Real> ahead = stage;
               ahead.stage = s + 1;
@@ -449,20 +456,10 @@ struct MersonResident {
               rhs.prefetch(exec::Block(block.index(), scratch), ahead);
               stage.prefetched = true;
             }
-            grid.wait_for(neighbours, neighbours[kMaxTileNeighbours], epoch);
-            continue;
-          }
-        }
-        if constexpr (PrefetchOf<TileRhs, Real>::value) {
-          // not across iterations: the next step's state waits for the step decision
-          if (s < 4 && tiles <= grid.blocks()) {
-            const unsigned ticket = grid.arrive();
-            MersonStage<Real> ahead = stage;
-            ahead.stage = s + 1;
-            if constexpr (kTimeConstants > 0) ahead.time_constants = constants + (s + 1) * kTimeConstants;
-            if (block.index() < tiles) rhs.prefetch(exec::Block(block.index(), scratch), ahead);
-            grid.wait(ticket);
-            stage.prefetched = true;
+            if constexpr (kNeighbours)
+              grid.wait_for(neighbours, neighbours[kMaxTileNeighbours], epoch);
+            else
+              grid.wait(ticket);
             continue;
           }
         }
