@@ -107,8 +107,17 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
                 100.0 * 16.0 * rate / bandwidth);
   };
   const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
+  for (const cuda::BulkShape& bulk : cuda::kBulkShapes) {
+    cuda::TunedShape ts;
+    ts.bulk_shape = bulk;
+    report("3D bulk copies, " + std::to_string(bulk.tile_bytes) + " B x " + std::to_string(bulk.rows) +
+               " rows, " + std::to_string(bulk.buffers) + " buffers, " +
+               (bulk.planes > 0 ? std::to_string(bulk.planes) : std::string("auto")) + " planes",
+           s3, time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+  }
   for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
     cuda::TunedShape ts;
+    ts.bulk = false;
     ts.stream = stream;
     report("3D streaming, " + std::to_string(stream.warps_3d) + " warps, " +
                std::to_string(stream.planes_3d) + " per chunk, " + std::to_string(stream.depth_3d) + " ahead",
@@ -138,6 +147,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
     }
   for (int planes : {4, 8}) {
     cuda::TunedShape ts;
+    ts.bulk = false;
     ts.streaming = false;
     ts.block_3d = planes;
     report("3D shared block 64 x 8 x " + std::to_string(planes), s3,
@@ -146,6 +156,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;
+      ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = 0;
       ts.rows_3d = rows;

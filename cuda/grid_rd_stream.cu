@@ -25,6 +25,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/grid_rd_common.cuh"
 #include "cuda/grid_rd_stream.hpp"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
@@ -125,16 +126,6 @@ __device__ __forceinline__ void update_quad(const RdParams<Real>& p, const React
     store_quad(out + o, na);
     store_quad(out + p.grid.cells() + o, nb);
   }
-}
-
-/// Rows (planes) [begin, begin + count) of chunk `chunk` of `extent` rows, and its march direction.
-struct Chunk {
-  int first, step, count;
-};
-__device__ __forceinline__ Chunk chunk_of(int chunk, int size, int extent) {
-  const int begin = chunk * size, count = min(size, extent - begin);
-  const bool up = (chunk & 1) == 0;
-  return Chunk{up ? begin : begin + count - 1, up ? 1 : -1, count};
 }
 
 /// March state of one species: the rows (planes) behind, at and ahead of the one computed, and the D - 1

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cuda/grid_rd_common.cuh"
 #include "cuda/grid_rd_tuned.hpp"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
@@ -535,18 +536,6 @@ void check_launch(const char* what) {
   check_last_launch(what);
 }
 
-/// Raises `Kernel`'s dynamic shared-memory limit to `bytes` (needed above 48 KiB), once per kernel.
-/// @throws BackendError if the device refuses.
-template <auto Kernel>
-void allow_dynamic_smem(std::size_t bytes) {
-  static bool done = false;
-  if (done) return;
-  const cudaError_t err =
-      cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-  if (err != cudaSuccess) throw BackendError(std::string("cudaFuncSetAttribute: ") + cudaGetErrorString(err));
-  done = true;
-}
-
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   constexpr std::size_t bytes = tile1_smem_bytes<Real, W, WY>();
@@ -672,6 +661,8 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
   // the streaming kernel loads and stores 16-byte vectors of four x nodes
   const auto aligned = [](const Real* a) { return reinterpret_cast<std::uintptr_t>(a) % 16 == 0; };
   const bool stream = g.nx % 4 == 0 && aligned(in) && aligned(out);
+  // the bulk copies move 16-byte aligned row spans
+  const bool bulk = (static_cast<std::size_t>(g.nx) * sizeof(Real)) % 16 == 0 && aligned(in) && aligned(out);
   const Real* src = in;
   Real* bufs[2] = {out, in};
   for (int left = steps, c = 0; left > 0; ++c) {
@@ -680,7 +671,9 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
     left -= t;
     Real* dst = bufs[c & 1];
     if (!plane)
-      if (stream && shape.streaming)
+      if (bulk && shape.bulk)
+        rd_bulk_3d(shape.bulk_shape, p, reaction, dt, src, dst);
+      else if (stream && shape.streaming)
         rd_stream_3d(shape.stream, p, reaction, dt, src, dst);
       else if (shape.block_3d == 4)
         launch_block_3d<Real, Reaction, 4>(p, reaction, dt, src, dst);

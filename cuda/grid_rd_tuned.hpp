@@ -9,6 +9,8 @@
 ///       node per step) is copied into shared memory asynchronously, the steps run there with register
 ///       windows and fully unrolled loops; windows touching a non-periodic face refresh ghost nodes
 ///       after every step.
+///   3D one step where rows are 16-byte aligned (`bulk`): a block marches a tile along z, its planes
+///       landing in shared memory by bulk copies ahead of the one computed (grid_rd_bulk.hpp).
 ///   3D one step where nx is a multiple of 4 (`streaming`): each thread streams four x nodes along z
 ///       through a register ring, neighbours in x by warp shuffles (grid_rd_stream.hpp).
 ///   3D one step (seven): a 64 x 8 x `block_3d` block and its halo are copied into shared memory with
@@ -16,6 +18,7 @@
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
+#include "cuda/grid_rd_bulk.hpp"
 #include "cuda/grid_rd_stream.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/reactions/reactions.hpp"
@@ -25,6 +28,10 @@ namespace tissue::cuda {
 /// Launch shape of the tuned kernels. The defaults are the fastest measured on an H100 (BENCHMARKS.md);
 /// the alternatives exist for float only, for `bench_grid_rd --sweep` (double always uses the defaults).
 struct TunedShape {
+  /// 3D, where nx * sizeof(Real) is a multiple of 16 bytes: the bulk-copy z-march (grid_rd_bulk.hpp),
+  /// unless `bulk` is false (then the streaming, block or column kernel below).
+  bool bulk = true;
+  BulkShape bulk_shape;
   /// 3D, where nx is a multiple of 4: the streaming kernel (grid_rd_stream.hpp), unless `streaming` is
   /// false (then the block or column kernel below).
   bool streaming = true;

@@ -1,6 +1,7 @@
 // The tuned CUDA kernels of the grid RD Euler step (one step per launch, temporal blocking, 3D marching)
 // give bit-identical results to the generic EulerStep functor (CUDA builds, CUDA backend).
 #include <algorithm>
+#include <array>
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <limits>
@@ -182,6 +183,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
   for (int planes : {4, 8})
     for (const GridShape shape : {GridShape{150, 30, 41, 1.0}, GridShape{202, 40, 70, 1.0}}) {
       cuda::TunedShape ts;
+      ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = planes;
       GridRdParams p = base(shape, Stencil::seven);
@@ -194,6 +196,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
       cuda::TunedShape ts;
+      ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = 0;
       ts.rows_3d = rows;
@@ -229,6 +232,7 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
   // the grid, both march directions), every boundary kind on the faces the chunks and warps end at
   for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
     cuda::TunedShape ts;
+    ts.bulk = false;
     ts.stream = stream;
     GridRdParams p = base({132, 21, 75, 1.0}, Stencil::seven);
     compare(p, ts, 0.5f);
@@ -239,6 +243,56 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
     p.dirichlet[4] = {0.2, 0.7};
     compare(p, ts, 0.5f);
   }
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("every launch shape of the bulk-copy 3D kernel equals the generic step", "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  const auto compare = [](GridRdParams p, const cuda::TunedShape& ts, float dt) {
+    INFO("grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << ", tile bytes "
+                 << ts.bulk_shape.tile_bytes << ", rows " << ts.bulk_shape.rows << ", buffers "
+                 << ts.bulk_shape.buffers << ", planes " << ts.bulk_shape.planes << ", faces "
+                 << static_cast<int>(p.faces[0]) << static_cast<int>(p.faces[2])
+                 << static_cast<int>(p.faces[4]));
+    auto generic = p;
+    generic.kernel = Kernel::generic;
+    const auto expected = run<float>(generic, 1, dt);
+    World world{Box{}, 0};
+    auto& field = add_test_field<float>(world, p);
+    const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
+                                         static_cast<float>(p.reaction.gray_scott.k)};
+    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(),
+                                 field.next().data(), 1, ts));
+    field.swap();
+    field.download();
+    REQUIRE(field.host().size() == expected.size());
+    CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+  };
+  // 132 and 520 columns (full tiles of 128, 256 or 512 columns and a partial one, periodic x chunks at both
+  // ends), 40 columns (one tile narrower than the tile: both x chunks in it), 21 and 9 rows (partial tiles),
+  // 75, 37 and 11 planes (chunks that do not divide the grid, both march directions); periodic, Neumann and
+  // Dirichlet faces on every axis
+  using B = GridBoundary;
+  const std::array<B, 6> face_sets[] = {
+      {B::periodic, B::periodic, B::periodic, B::periodic, B::periodic, B::periodic},
+      {B::dirichlet, B::neumann, B::neumann, B::dirichlet, B::dirichlet, B::neumann},
+      {B::periodic, B::periodic, B::neumann, B::neumann, B::dirichlet, B::dirichlet},
+      {B::neumann, B::dirichlet, B::periodic, B::periodic, B::periodic, B::periodic}};
+  for (const cuda::BulkShape& bulk : cuda::kBulkShapes)
+    for (const GridShape shape :
+         {GridShape{132, 21, 75, 1.0}, GridShape{40, 20, 37, 1.0}, GridShape{520, 9, 11, 1.0}})
+      for (const auto& faces : face_sets) {
+        cuda::TunedShape ts;
+        ts.bulk_shape = bulk;
+        GridRdParams p = base(shape, Stencil::seven);
+        p.faces = faces;
+        p.dirichlet[0] = {1.0, 0.0};
+        p.dirichlet[1] = {0.3, 0.6};
+        p.dirichlet[3] = {0.5, 0.25};
+        p.dirichlet[4] = {0.2, 0.7};
+        p.dirichlet[5] = {0.9, 0.1};
+        compare(p, ts, 0.5f);
+      }
   exec::set_backend(exec::Backend::cpu);
 }
 

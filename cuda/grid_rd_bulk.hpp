@@ -1,0 +1,37 @@
+#pragma once
+/// @file grid_rd_bulk.hpp
+/// Bulk-copy z-march of the 3D grid reaction-diffusion Euler step (grid_rd_bulk.cu): a block marches an
+/// (x, y) tile along z, each plane of the tile and its halo landing in shared memory by Hopper bulk copies
+/// (cp.async.bulk, completion on an mbarrier) issued by a producer warp ahead of the plane computed.
+/// Called by rd_euler_tuned where the rows are 16-byte aligned (nx * sizeof(Real) a multiple of 16).
+/// Plain C++ interface (no CUDA headers).
+
+#include "modules/grid_rd/grid_rd_kernels.hpp"
+#include "modules/reactions/reactions.hpp"
+
+namespace tissue::cuda {
+
+/// Launch shape of the bulk-copy kernel. The default is the fastest measured on an H100 (BENCHMARKS.md);
+/// the alternatives are compiled for float Gray-Scott only (bench_grid_rd --sweep).
+struct BulkShape {
+  int tile_bytes = 2048;  ///< tile width in x: 512, 1024 or 2048 bytes of a row
+  int rows = 8;           ///< tile rows (y) per block
+  int buffers = 4;        ///< plane buffers in shared memory: the three the stencil reads and the rest ahead
+  int planes = 64;        ///< planes per chunk (a block marches a chunk), 0 for one chunk per resident block
+};
+
+/// Every shape rd_bulk_3d runs for float Gray-Scott (the default first; rd_bulk_3d compiles each of them):
+/// what `bench_grid_rd --sweep` times and the CUDA tests compare with the generic step.
+inline constexpr BulkShape kBulkShapes[] = {{2048, 8, 4, 64},  {2048, 8, 4, 128},  {2048, 8, 4, 32},
+                                            {2048, 8, 4, 0},   {2048, 8, 5, 64},   {2048, 10, 4, 64},
+                                            {1024, 16, 4, 64}, {1024, 16, 4, 128}, {1024, 16, 5, 64},
+                                            {512, 16, 4, 24},  {512, 8, 8, 24}};
+
+/// One explicit Euler step of the 3D grid (stencil seven) from `in` to `out` (species-major device
+/// arrays of two species, 16-byte aligned, nx * sizeof(Real) a multiple of 16). @throws
+/// std::invalid_argument for a shape that is not compiled; BackendError if the launch fails.
+template <class Real, class Reaction>
+void rd_bulk_3d(const BulkShape& shape, const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt,
+                const Real* in, Real* out);
+
+}  // namespace tissue::cuda
