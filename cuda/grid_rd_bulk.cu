@@ -63,11 +63,10 @@ struct BulkConfig {
   static constexpr int RY = TY / GROUPS;                  ///< rows per thread
   static constexpr std::size_t SMEM =
       static_cast<std::size_t>(NB) * PLANE * sizeof(Real) + 2 * NB * sizeof(std::uint64_t);
-  /// blocks per multiprocessor the shared memory allows (at most 3), for the register budget
-  static constexpr int MIN_BLOCKS = 227 * 1024 / (SMEM + 1024) < 1 ? 1
-                                    : 227 * 1024 / (SMEM + 1024) > 3
-                                        ? 3
-                                        : static_cast<int>(227 * 1024 / (SMEM + 1024));
+  /// blocks per multiprocessor the shared memory allows (227 KiB per multiprocessor on sm_90, 1 KiB of it
+  /// reserved per block), at most 3: the register budget of __launch_bounds__
+  static constexpr int FIT = static_cast<int>(227 * 1024 / (SMEM + 1024));
+  static constexpr int MIN_BLOCKS = FIT < 1 ? 1 : FIT > 3 ? 3 : FIT;
   static_assert(32 * COMPUTE_WARPS % TX == 0 && TY % GROUPS == 0,
                 "the row groups must split the tile evenly");
   static_assert(NB >= 3, "the stencil reads three planes");
