@@ -240,12 +240,10 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
   }
 }
 
-/// Planes per chunk for `columns` tile columns: the requested count, or (0) the fewest chunks that give
-/// every resident block slot of the device one chunk (one chunk per column when the columns alone fill
-/// them).
+/// Blocks of `Kernel` the device holds at once (multiprocessors x resident blocks each), asked once.
+/// @throws BackendError if the runtime cannot tell.
 template <auto Kernel>
-int chunk_planes(int requested, int columns, int nz, int threads, std::size_t smem) {
-  if (requested > 0) return requested;
+int block_slots(int threads, std::size_t smem) {
   static int slots = 0;
   if (slots == 0) {
     int device = 0, sms = 0, per_sm = 0;
@@ -257,21 +255,25 @@ int chunk_planes(int requested, int columns, int nz, int threads, std::size_t sm
       throw BackendError(std::string("rd_bulk_3d occupancy: ") + cudaGetErrorString(err));
     slots = sms * (per_sm > 0 ? per_sm : 1);
   }
-  const int chunks = columns >= slots ? 1 : slots / columns;
-  return (nz + chunks - 1) / chunks;
+  return slots;
 }
 
+/// Launches one step with the shape's template parameters and chunks of `planes` planes, or fewer where the
+/// grid would not give every block slot of the device a chunk (0: the fewest chunks that do).
 template <class Real, class Reaction, int TXB, int TY, int NB>
 void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in,
                     Real* out) {
   using L = BulkConfig<Real, TXB, TY, NB>;
   constexpr auto kernel = rd_bulk_3d<Real, Reaction, TXB, TY, NB>;
-  allow_dynamic_smem<kernel>(L::SMEM);
   const int bx = (p.grid.nx + L::TX - 1) / L::TX, by = (p.grid.ny + TY - 1) / TY;
-  const int chunk = chunk_planes<kernel>(planes, bx * by, p.grid.nz, L::THREADS, L::SMEM);
-  const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(by),
-                  static_cast<unsigned>((p.grid.nz + chunk - 1) / chunk));
-  launch_pdl("rd_bulk_3d", kernel, grid, dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out, chunk);
+  const int per_column = max(block_slots<kernel>(L::THREADS, L::SMEM) / (bx * by), 1);  // chunks that fill
+  const int fill = (p.grid.nz + per_column - 1) / per_column;
+  const int chunk = planes > 0 ? min(planes, fill) : fill;
+  const int bz = (p.grid.nz + chunk - 1) / chunk;
+  allow_dynamic_smem<kernel>(L::SMEM);
+  launch_pdl("rd_bulk_3d", kernel,
+             dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by), static_cast<unsigned>(bz)),
+             dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out, chunk);
   check_last_launch("rd_bulk_3d");
 }
 

@@ -17,7 +17,9 @@ struct BulkShape {
   int tile_bytes = 2048;  ///< tile width in x: 512, 1024 or 2048 bytes of a row
   int rows = 8;           ///< tile rows (y) per block
   int buffers = 4;        ///< plane buffers in shared memory: the three the stencil reads and the rest ahead
-  int planes = 64;        ///< planes per chunk (a block marches a chunk), 0 for one chunk per resident block
+  /// planes per chunk (a block marches a chunk), fewer where the grid would not give every block slot of
+  /// the device a chunk (grids of 256^3 and below); 0 for the fewest chunks that do
+  int planes = 64;
 };
 
 /// Every shape rd_bulk_3d runs for float Gray-Scott (the default first; rd_bulk_3d compiles each of them):
