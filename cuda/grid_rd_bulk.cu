@@ -265,12 +265,12 @@ void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real
                     Real* out) {
   using L = BulkConfig<Real, TXB, TY, NB>;
   constexpr auto kernel = rd_bulk_3d<Real, Reaction, TXB, TY, NB>;
+  allow_dynamic_smem<kernel>(L::SMEM);  // before the occupancy query, which counts it
   const int bx = (p.grid.nx + L::TX - 1) / L::TX, by = (p.grid.ny + TY - 1) / TY;
   const int per_column = max(block_slots<kernel>(L::THREADS, L::SMEM) / (bx * by), 1);  // chunks that fill
   const int fill = (p.grid.nz + per_column - 1) / per_column;
   const int chunk = planes > 0 ? min(planes, fill) : fill;
   const int bz = (p.grid.nz + chunk - 1) / chunk;
-  allow_dynamic_smem<kernel>(L::SMEM);
   launch_pdl("rd_bulk_3d", kernel,
              dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by), static_cast<unsigned>(bz)),
              dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out, chunk);
