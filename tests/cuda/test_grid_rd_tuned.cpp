@@ -81,6 +81,23 @@ GridRdParams base(GridShape shape, Stencil stencil) {
   return p;
 }
 
+/// One float Gray-Scott step of the tuned kernels with launch shape `ts` equals the generic step bit for bit.
+void check_one_step(const GridRdParams& p, const cuda::TunedShape& ts, float dt) {
+  auto generic = p;
+  generic.kernel = Kernel::generic;
+  const auto expected = run<float>(generic, 1, dt);
+  World world{Box{}, 0};
+  auto& field = add_test_field<float>(world, p);
+  const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
+                                       static_cast<float>(p.reaction.gray_scott.k)};
+  REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(), field.next().data(),
+                               1, ts));
+  field.swap();
+  field.download();
+  REQUIRE(field.host().size() == expected.size());
+  CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("tuned 2D kernels equal the generic step bit for bit, all step counts and boundaries",
@@ -214,19 +231,7 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
     INFO("grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << ", warps "
                  << ts.stream.warps_3d << ", planes " << ts.stream.planes_3d << ", ahead "
                  << ts.stream.depth_3d);
-    auto generic = p;
-    generic.kernel = Kernel::generic;
-    const auto expected = run<float>(generic, 1, dt);
-    World world{Box{}, 0};
-    auto& field = add_test_field<float>(world, p);
-    const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
-                                         static_cast<float>(p.reaction.gray_scott.k)};
-    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(),
-                                 field.next().data(), 1, ts));
-    field.swap();
-    field.download();
-    REQUIRE(field.host().size() == expected.size());
-    CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+    check_one_step(p, ts, dt);
   };
   // rows of 33 vectors (a partial warp), 21 rows (a partial block), 75 planes (chunks that do not divide
   // the grid, both march directions), every boundary kind on the faces the chunks and warps end at
@@ -254,19 +259,7 @@ TEST_CASE("every launch shape of the bulk-copy 3D kernel equals the generic step
                  << ts.bulk_shape.buffers << ", planes " << ts.bulk_shape.planes << ", faces "
                  << static_cast<int>(p.faces[0]) << static_cast<int>(p.faces[2])
                  << static_cast<int>(p.faces[4]));
-    auto generic = p;
-    generic.kernel = Kernel::generic;
-    const auto expected = run<float>(generic, 1, dt);
-    World world{Box{}, 0};
-    auto& field = add_test_field<float>(world, p);
-    const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
-                                         static_cast<float>(p.reaction.gray_scott.k)};
-    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(),
-                                 field.next().data(), 1, ts));
-    field.swap();
-    field.download();
-    REQUIRE(field.host().size() == expected.size());
-    CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
+    check_one_step(p, ts, dt);
   };
   // 132 and 520 columns (full tiles of 128, 256 or 512 columns and a partial one, periodic x chunks at both
   // ends), 40 columns (one tile narrower than the tile: both x chunks in it), 21 and 9 rows (partial tiles),
