@@ -277,11 +277,6 @@ void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real
   check_last_launch("rd_bulk_3d");
 }
 
-/// The alternative shapes are compiled for float Gray-Scott only, for bench_grid_rd --sweep; every other
-/// combination runs the default shape.
-template <class Reaction>
-constexpr bool kSweepShapes = std::is_same_v<Reaction, reactions::GrayScott<float>>;
-
 }  // namespace
 
 template <class Real, class Reaction>
@@ -310,10 +305,7 @@ void rd_bulk_3d(const BulkShape& t, const RdParams<Real>& p, const Reaction& r, 
 #define TISSUE_BULK_INSTANTIATE(Real, Reaction)                                                         \
   template void rd_bulk_3d(const BulkShape&, const RdParams<Real>&, const Reaction&, Real, const Real*, \
                            Real*);
-TISSUE_BULK_INSTANTIATE(float, reactions::GrayScott<float>)
-TISSUE_BULK_INSTANTIATE(double, reactions::GrayScott<double>)
-TISSUE_BULK_INSTANTIATE(float, reactions::Polynomial<float>)
-TISSUE_BULK_INSTANTIATE(double, reactions::Polynomial<double>)
+TISSUE_GRID_RD_REACTIONS(TISSUE_BULK_INSTANTIATE)
 #undef TISSUE_BULK_INSTANTIATE
 
 }  // namespace tissue::cuda

@@ -226,11 +226,6 @@ void launch_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* 
   check_last_launch("rd_stream_3d");
 }
 
-/// The alternative shapes are compiled for float Gray-Scott only, for bench_grid_rd --sweep; every other
-/// combination runs the default shape.
-template <class Reaction>
-constexpr bool kSweepShapes = std::is_same_v<Reaction, reactions::GrayScott<float>>;
-
 [[noreturn]] void unknown_shape(int warps, int chunk, int depth) {
   throw std::invalid_argument("no streaming grid-RD kernel compiled for " + std::to_string(warps) +
                               " warps, " + std::to_string(chunk) + " per chunk, " + std::to_string(depth) +
@@ -264,10 +259,7 @@ void rd_stream_3d(const StreamShape& t, const RdParams<Real>& p, const Reaction&
 #define TISSUE_STREAM_INSTANTIATE(Real, Reaction)                                                           \
   template void rd_stream_3d(const StreamShape&, const RdParams<Real>&, const Reaction&, Real, const Real*, \
                              Real*);
-TISSUE_STREAM_INSTANTIATE(float, reactions::GrayScott<float>)
-TISSUE_STREAM_INSTANTIATE(double, reactions::GrayScott<double>)
-TISSUE_STREAM_INSTANTIATE(float, reactions::Polynomial<float>)
-TISSUE_STREAM_INSTANTIATE(double, reactions::Polynomial<double>)
+TISSUE_GRID_RD_REACTIONS(TISSUE_STREAM_INSTANTIATE)
 #undef TISSUE_STREAM_INSTANTIATE
 
 }  // namespace tissue::cuda

@@ -691,13 +691,10 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
   return true;
 }
 
-template bool rd_euler_tuned(const RdParams<float>&, const reactions::GrayScott<float>&, float, float*,
-                             float*, int, const TunedShape&);
-template bool rd_euler_tuned(const RdParams<double>&, const reactions::GrayScott<double>&, double, double*,
-                             double*, int, const TunedShape&);
-template bool rd_euler_tuned(const RdParams<float>&, const reactions::Polynomial<float>&, float, float*,
-                             float*, int, const TunedShape&);
-template bool rd_euler_tuned(const RdParams<double>&, const reactions::Polynomial<double>&, double, double*,
-                             double*, int, const TunedShape&);
+#define TISSUE_TUNED_INSTANTIATE(Real, Reaction)                                                \
+  template bool rd_euler_tuned(const RdParams<Real>&, const Reaction&, Real, Real*, Real*, int, \
+                               const TunedShape&);
+TISSUE_GRID_RD_REACTIONS(TISSUE_TUNED_INSTANTIATE)
+#undef TISSUE_TUNED_INSTANTIATE
 
 }  // namespace tissue::cuda
