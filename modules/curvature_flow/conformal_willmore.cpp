@@ -126,6 +126,38 @@ struct IdentityTransform {
   }
 };
 
+/// The four components of M_i lambda_i, one column of n each (their sums: the mass-weighted mean transform).
+struct WeightedTransform {
+  Span<const double> lambda, mass;
+  Span<double> out;
+  TISSUE_HD void operator()(std::size_t v) const {
+    const std::size_t n = mass.size();
+    for (std::size_t c = 0; c < 4; ++c) out[c * n + v] = mass[v] * lambda[4 * v + c];
+  }
+};
+
+/// lambda_i = lambda_i q for a constant quaternion q (right multiplication commutes with E).
+struct RightMultiply {
+  Quaternion q;
+  Span<double> lambda;
+  TISSUE_HD void operator()(std::size_t v) const {
+    const Quaternion l{lambda[4 * v], lambda[4 * v + 1], lambda[4 * v + 2], lambda[4 * v + 3]};
+    const Quaternion r = hamilton(l, q);
+    lambda[4 * v] = r.w;
+    lambda[4 * v + 1] = r.x;
+    lambda[4 * v + 2] = r.y;
+    lambda[4 * v + 3] = r.z;
+  }
+};
+
+/// y = y - a x.
+struct SubtractScaled {
+  double a;
+  Span<const double> x;
+  Span<double> y;
+  TISSUE_HD void operator()(std::size_t i) const { y[i] -= a * x[i]; }
+};
+
 /// out_i = M_i |y_i|^2 (quaternion per vertex).
 struct WeightedNorm {
   Span<const double> y, mass;
@@ -196,6 +228,16 @@ struct AddToEntry {
   std::size_t index;
   double amount;
   TISSUE_HD void operator()(std::size_t) const { values[index] += amount; }
+};
+
+/// The real part of every diagonal block of a quaternion matrix += amount (E - sigma for sigma = -amount).
+struct ShiftDiagonal {
+  Span<const std::int32_t> diagonal;  ///< entry index of (v, v), per vertex
+  Span<double> values;                ///< 4 per entry
+  double amount;
+  TISSUE_HD void operator()(std::size_t v) const {
+    values[4 * static_cast<std::size_t>(diagonal[v])] += amount;
+  }
 };
 
 /// out_i = the largest absolute row sum of block row i of a quaternion matrix in real form: every real row
@@ -304,6 +346,7 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   if (!(settings.cg_tolerance > 0.0)) throw std::invalid_argument("cg_tolerance must be > 0");
   if (!(settings.similarity_tolerance > 0.0)) throw std::invalid_argument("similarity_tolerance must be > 0");
   if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
+  if (!(settings.eigen_tolerance > 0.0)) throw std::invalid_argument("eigen_tolerance must be > 0");
   mesh::validate(mesh_, "conformal Willmore flow");
   const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
   pattern_ = operator_pattern(mesh_, topology);
@@ -444,19 +487,20 @@ std::vector<double> ConformalWillmoreFlow::dirac_product(const std::vector<doubl
   return out.to_host();
 }
 
-void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x) {
+void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient) {
   if (settings_.similarity_solver == LinearSolver::direct) {
     dirac_factor_.solve(b, x);
     return;
   }
+  // E - sigma in place (the diagonal blocks' real parts), solved, and E restored
+  if (sigma != 0.0)
+    exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), -sigma});
   // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
-  const QuaternionMatrix e = dirac_quaternions();
-  linalg::multiply(e, b, x);
-  const double quotient = linalg::dot(b, x, scratch_) / linalg::dot(b, b, scratch_);
-  exec::parallel_for(4 * n_, Scale{1.0 / quotient, b, x});
-  report_.similarity_iterations += require_converged(
-      dirac_cg_.solve(e, b, x, {settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_}),
-      "the Dirac operator");
+  exec::parallel_for(4 * n_, Scale{1.0 / (quotient - sigma), b, x});
+  const linalg::CgResult r = dirac_cg_.solve(dirac_quaternions(), b, x,
+                                             {settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_});
+  if (sigma != 0.0) exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), sigma});
+  report_.similarity_iterations += require_converged(r, "the Dirac operator");
 }
 
 int ConformalWillmoreFlow::require_converged(const linalg::CgResult& r, const char* what) {
@@ -468,17 +512,37 @@ int ConformalWillmoreFlow::require_converged(const linalg::CgResult& r, const ch
 
 void ConformalWillmoreFlow::similarity_transform() {
   report_.similarity_iterations = 0;
-  if (settings_.similarity_solver == LinearSolver::direct) {
+  report_.inverse_iterations = 0;
+  const bool cg = settings_.similarity_solver == LinearSolver::conjugate_gradient;
+  if (!cg) {
     dirac_factor_.factorize(dirac_);
   } else {  // ||E||_2 <= ||E||_inf (E symmetric): the scale of the backward error
     exec::parallel_for(n_, QuaternionRowNorm{dirac_quaternions(), scratch_.span()});
     dirac_norm_ = exec::max_value(Span<const double>(scratch_.data(), n_));
   }
-  exec::parallel_for(n_, IdentityTransform{lambda_.span()});
+  // the conjugate-gradient iteration starts from the last step's transforms, which rho changes little
+  if (!cg || !lambda_warm_) exec::parallel_for(n_, IdentityTransform{lambda_.span()});
+  lambda_warm_ = false;  // until this inverse iteration has succeeded
   const Span<double> ys(work_.data(), 4 * n_);
   const double area = before_.area;  // sum M, from mean_curvature()
-  for (int it = 0; it < settings_.inverse_iterations; ++it) {
-    solve_dirac(lambda_.span(), ys);
+  for (;;) {
+    // Rayleigh quotient mu and eigen-residual ||E l - mu l|| / ||l|| of the current lambda
+    linalg::multiply(dirac_quaternions(), lambda_.span(), ys);
+    const double ll = linalg::dot(lambda_.span(), lambda_.span(), scratch_);
+    const double quotient = linalg::dot(lambda_.span(), ys, scratch_) / ll;
+    exec::parallel_for(4 * n_, SubtractScaled{quotient, lambda_.span(), ys});
+    const double residual = std::sqrt(linalg::dot(ys, ys, scratch_) / ll);
+    report_.eigenvalue = quotient - shift_;
+    report_.eigen_residual = residual / quotient;
+    if (report_.eigen_residual <= settings_.eigen_tolerance ||
+        report_.inverse_iterations == settings_.inverse_iterations)
+      break;
+    // an eigenvalue lies within `residual` of mu, and mu >= lambda_1: once lambda is close to the
+    // eigenvector, sigma = mu - 2 residual stays below lambda_1 (E - sigma positive definite) while it cuts
+    // the ratio (lambda_1 - sigma) / (lambda_2 - sigma) by which each solve reduces the other components
+    const double sigma = cg ? std::max(0.0, quotient - 2.0 * residual) : 0.0;
+    solve_dirac(lambda_.span(), ys, sigma, quotient);
+    ++report_.inverse_iterations;
     // normalise so that sum M |lambda|^2 = sum M (the transform keeps the area to first order)
     exec::parallel_for(n_, WeightedNorm{ys, mass_.span(), Span<double>(sums_.data(), n_)});
     const double norm = exec::sum(Span<const double>(sums_.data(), n_));
@@ -486,10 +550,19 @@ void ConformalWillmoreFlow::similarity_transform() {
       throw NumericalError("conformal Willmore flow: the similarity transform vanished or diverged");
     exec::parallel_for(4 * n_, Scale{std::sqrt(area / norm), ys, lambda_.span()});
   }
-  linalg::multiply(dirac_quaternions(), lambda_.span(), ys);
-  const double shift_free =
-      linalg::dot(lambda_.span(), ys, scratch_) / linalg::dot(lambda_.span(), lambda_.span(), scratch_);
-  report_.eigenvalue = shift_free - shift_;
+  // E commutes with right multiplication by a constant quaternion, so its eigenvectors are lambda q for any
+  // unit q, and which one the iteration returns depends on where it started: a rigid rotation of the new
+  // surface. The one with a real, positive mass-weighted mean sum M lambda is kept, whatever the start.
+  exec::parallel_for(n_, WeightedTransform{lambda_.span(), mass_.span(), sums_.span()});
+  double mean[4];
+  for (std::size_t c = 0; c < 4; ++c) mean[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
+  const double length =
+      std::sqrt(mean[0] * mean[0] + mean[1] * mean[1] + mean[2] * mean[2] + mean[3] * mean[3]);
+  if (length > 0.0)
+    exec::parallel_for(
+        n_, RightMultiply{{mean[0] / length, -mean[1] / length, -mean[2] / length, -mean[3] / length},
+                          lambda_.span()});
+  lambda_warm_ = true;
 }
 
 void ConformalWillmoreFlow::transformed_edges() {

@@ -12,7 +12,9 @@
 ///      curvature half-density is d rho/dt = -rho), with P the M-orthogonal projection that removes
 ///      span{1, N_x, N_y, N_z}, the changes that would open the surface (2013, §5.4);
 ///   4. the similarity transforms lambda (one quaternion per vertex): the eigenvector of the smallest
-///      eigenvalue of E = (D - rho)^* A (D - rho) by inverse iteration (2011, §5.2);
+///      eigenvalue of E = (D - rho)^* A (D - rho) by inverse iteration (2011, §5.2), until the eigen-residual
+///      is below eigen_tolerance; with conjugate gradients shifted by the Rayleigh quotient less twice the
+///      residual, and started from the last step's lambda;
 ///   5. the transformed edges and their divergence omega_i = -sum_j w_ij etilde_ij (2011, §5.3);
 ///   6. the new positions from the Poisson problem L xtilde = omega (one vertex pinned), translated back to
 ///      the old centroid and, optionally, scaled back to the old area.
@@ -47,8 +49,10 @@ std::string to_string(LinearSolver s);
 struct ConformalWillmoreSettings {
   LinearSolver similarity_solver = LinearSolver::direct;  ///< for the inverse iteration on E
   LinearSolver positions_solver = LinearSolver::direct;   ///< for the Poisson problem of the positions
-  int inverse_iterations = 3;           ///< solves per eigenvector (the seed converges in 3 or fewer)
-  double cg_tolerance = 1e-10;          ///< relative residual of the conjugate-gradient Poisson solve
+  int inverse_iterations = 3;     ///< most solves per eigenvector (the seed converges in 3 or fewer)
+  double eigen_tolerance = 2e-4;  ///< the inverse iteration stops once ||E l - mu l|| <= eigen_tolerance mu
+                                  ///< (mu the Rayleigh quotient of lambda, ||.|| the 2-norm)
+  double cg_tolerance = 1e-10;    ///< relative residual of the conjugate-gradient Poisson solve
   double similarity_tolerance = 1e-12;  ///< normwise backward error of the conjugate-gradient solves of the
                                         ///< inverse iteration (linalg::CgSettings): E is nearly singular
                                         ///< there, so its relative residual cannot reach 1e-10 in rounding
@@ -85,7 +89,9 @@ struct SurfaceMeasures {
 struct StepReport {
   int similarity_iterations = 0;  ///< conjugate-gradient iterations summed over the inverse iteration
   int positions_iterations = 0;   ///< of the one solve for the three coordinates
+  int inverse_iterations = 0;     ///< solves of the inverse iteration
   double eigenvalue = 0.0;        ///< Rayleigh quotient of lambda for E (shift removed)
+  double eigen_residual = 0.0;    ///< ||E lambda - mu lambda|| / (mu ||lambda||), mu with the shift
 };
 
 /// The flow of one closed mesh on the active backend.
@@ -151,7 +157,9 @@ class ConformalWillmoreFlow {
   std::vector<double> similarity_values() const { return lambda_.to_host(); }
 
  private:
-  void solve_dirac(Span<const double> b, Span<double> x);
+  /// x = (E - sigma)^-1 b; `quotient` is b's Rayleigh quotient for E (the CG start is b / (quotient -
+  /// sigma)). The direct solver takes sigma = 0 (its factorization is of E).
+  void solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient);
   /// Throws NumericalError naming `what` unless r converged; returns its iterations.
   static int require_converged(const linalg::CgResult& r, const char* what);
 
@@ -170,6 +178,7 @@ class ConformalWillmoreFlow {
   std::vector<double> projection_;  ///< coefficients of H on {1, N_x, N_y, N_z}
   SurfaceMeasures before_;          ///< measures at the start of the step
   double shift_ = 0.0;              ///< the shift on E's diagonal
+  bool lambda_warm_ = false;        ///< lambda_ holds the last step's transforms (the CG start)
   double dirac_norm_ = 0.0;         ///< ||E||_inf, for the backward error of the CG solves
   double centroid_before_[3] = {0.0, 0.0, 0.0};
   StepReport report_;

@@ -132,6 +132,7 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   s.inverse_iterations = static_cast<int>(t.integer("inverse_iterations", 3, io::Range::closed(1, 100)));
   s.cg_tolerance = t.number("cg_tolerance", 1e-10, io::Range::positive());
   s.similarity_tolerance = t.number("similarity_tolerance", 1e-12, io::Range::positive());
+  s.eigen_tolerance = t.number("eigen_tolerance", 2e-4, io::Range::positive());
   s.preserve_area = t.boolean("preserve_area", true);
   const bool obj = root.table("output").boolean("obj", true);
 
