@@ -2,7 +2,7 @@
 // Stanford bunny, with the seed's Quadro M3000M figures beside them.
 //
 //   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--tau T] [--mesh PATH]... [--solver S]
-//                            [--trace-steps N]
+//                            [--preconditioner jacobi|multigrid] [--trace-steps N]
 //
 // Each repeat runs the stages of ConformalWillmoreFlow::step in order (the state moves on, as in a run),
 // with a synchronisation around each stage; the table reports the mean per stage. The similarity transform
@@ -65,9 +65,11 @@ double timed(const std::function<void()>& f) {
 }
 
 /// Mean stage times of `repeats` steps with the given solvers.
-std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, int repeats, double tau) {
+std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, Preconditioner preconditioner,
+                             int repeats, double tau) {
   ConformalWillmoreSettings s;
   s.similarity_solver = s.positions_solver = solver;
+  s.preconditioner = preconditioner;
   ConformalWillmoreFlow flow(m, s);
   flow.step(tau);  // warm-up: allocations, library handles, symbolic analysis
   const double nnz = static_cast<double>(flow.pattern().columns.size());
@@ -102,22 +104,26 @@ std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, i
     std::printf(
         "  (cg iterations of the last step: %d on E over %d inverse iterations, %d on L for the 3 "
         "coordinates)\n",
-        flow.report().similarity_iterations, s.inverse_iterations, flow.report().positions_iterations);
+        flow.report().similarity_iterations, flow.report().inverse_iterations,
+        flow.report().positions_iterations);
   return rows;
 }
 
 /// Runs `steps` whole steps with the given solvers, printing per step its time, the solvers' work and the
 /// surface's Willmore energy: how the cost changes as the flow moves on.
-void trace_steps(const mesh::TriangleMesh& m, LinearSolver solver, int steps, double tau) {
+void trace_steps(const mesh::TriangleMesh& m, LinearSolver solver, Preconditioner preconditioner, int steps,
+                 double tau) {
   ConformalWillmoreSettings s;
   s.similarity_solver = s.positions_solver = solver;
+  s.preconditioner = preconditioner;
   ConformalWillmoreFlow flow(m, s);
-  std::printf("  %4s %10s %10s %10s %12s %10s\n", "step", "ms", "cg on E", "cg on L", "eigenvalue", "W");
+  std::printf("  %4s %10s %10s %8s %10s %12s %10s\n", "step", "ms", "cg on E", "solves", "cg on L",
+              "eigenvalue", "W");
   for (int k = 0; k < steps; ++k) {
     const double ms = timed([&] { flow.step(tau); });
     const StepReport& r = flow.report();
-    std::printf("  %4d %10.3f %10d %10d %12.4e %10.4f\n", k + 1, ms, r.similarity_iterations,
-                r.positions_iterations, r.eigenvalue, flow.measures().willmore);
+    std::printf("  %4d %10.3f %10d %8d %10d %12.4e %10.4f\n", k + 1, ms, r.similarity_iterations,
+                r.inverse_iterations, r.positions_iterations, r.eigenvalue, flow.measures().willmore);
     std::fflush(stdout);
   }
 }
@@ -137,6 +143,9 @@ int main(int argc, char** argv) {
   app.add_option("--mesh", meshes, "OBJ files");
   std::string solvers = "both";
   app.add_option("--solver", solvers, "direct, cg or both")->check(CLI::IsMember({"direct", "cg", "both"}));
+  std::string preconditioner = "multigrid";
+  app.add_option("--preconditioner", preconditioner, "of the cg solves: jacobi or multigrid")
+      ->check(CLI::IsMember({"jacobi", "multigrid"}));
   int trace = 0;
   app.add_option("--trace-steps", trace, "instead of the table: this many whole steps, one line each")
       ->check(CLI::PositiveNumber);
@@ -158,10 +167,11 @@ int main(int argc, char** argv) {
       if (solvers != "both" && linear_solver_from_string(solvers) != solver) continue;
       if (trace > 0) {
         std::printf(" %s solvers:\n", to_string(solver).c_str());
-        trace_steps(m, solver, trace, tau);
+        trace_steps(m, solver, preconditioner_from_string(preconditioner), trace, tau);
         continue;
       }
-      for (const Row& row : time_stages(m, solver, repeats, tau)) {
+      for (const Row& row :
+           time_stages(m, solver, preconditioner_from_string(preconditioner), repeats, tau)) {
         const std::string seed_key = row.op.rfind("vertex_mass", 0) == 0 ? "vertex_mass" : row.op;
         const double seed = seed_m3000m_ms(seed_key, name);
         const double gbs = row.bytes > 0 ? row.bytes / (row.ms * 1e-3) * 1e-9 : 0.0;

@@ -95,10 +95,12 @@ struct CgControl {
 /// must outlive the operator.
 template <int Width>
 struct CsrOperator {
+  static constexpr int kValuesPerEntry = 1;  ///< (aggregation_multigrid.hpp)
   std::size_t rows = 0;
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;
 
+  CsrOperator() = default;
   explicit CsrOperator(const CsrMatrix& a)
       : rows(static_cast<std::size_t>(a.rows)),
         offsets(a.offsets.span()),
@@ -122,6 +124,28 @@ struct CsrOperator {
         a = values[static_cast<std::size_t>(k)];
     return a;
   }
+
+  // for aggregation multigrid: the nodes are the matrix rows, each with one unknown per vector
+  TISSUE_HD std::size_t nodes() const { return rows; }
+  TISSUE_HD std::size_t node_of(std::size_t j) const { return j % rows; }
+  TISSUE_HD std::size_t slot_of(std::size_t j) const { return j / rows; }
+  TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return slot * rows + node; }
+  TISSUE_HD double absolute_row_sum(std::size_t j) const {
+    const std::size_t i = j % rows;
+    double s = 0.0;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
+      s += math::abs(values[static_cast<std::size_t>(k)]);
+    return s;
+  }
+  CsrOperator on_pattern(std::size_t nodes, Span<const std::int32_t> o, Span<const std::int32_t> c,
+                         Span<const double> v) const {
+    CsrOperator a;
+    a.rows = nodes;
+    a.offsets = o;
+    a.columns = c;
+    a.values = v;
+    return a;
+  }
 };
 
 namespace detail {
@@ -129,11 +153,7 @@ namespace detail {
 /// Threads per block of the solver kernels (one unknown per thread).
 constexpr unsigned kCgThreads = 128;
 
-/// Reads a plain vector.
-struct VectorRead {
-  const double* v;
-  TISSUE_HD double operator()(std::size_t j) const { return v[j]; }
-};
+using linalg::VectorRead;
 /// Reads z + beta p (the new direction, computed where the product needs it).
 struct DirectionRead {
   const double* z;
@@ -309,6 +329,33 @@ struct CgUpdate {
   }
 };
 
+/// The partial sums of r . z per block into partials[3 b + 1], after a preconditioner has computed z
+/// (replacing the update kernel's Jacobi r . z); nothing once the solve has stopped.
+struct CgResidualDot {
+  const std::int32_t* stop;
+  Span<const double> r, z;
+  Span<double> partials;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    if (*stop) return;
+    double rz = 0.0;
+    block_sums<1>(
+        block, static_cast<double*>(block.shared()),
+        [&](std::size_t l, double* s) {
+          const std::size_t j = block.index() * kCgThreads + l;
+          if (j < r.size()) s[0] += r[j] * z[j];
+        },
+        &rz);
+    block.for_each(1, [&](std::size_t) { partials[3 * block.index() + 1] = rz; });
+  }
+};
+
+/// The preconditioner of a solve without one: Jacobi, fused into the solver's kernels.
+struct JacobiOnly {
+  template <class Operator>
+  void apply(const Operator&, Span<const double>, Span<double>, const std::int32_t*) {}
+  std::size_t generation() const { return 0; }
+};
+
 }  // namespace detail
 
 /// y = A x for an Operator (asynchronous on the CUDA backend). x and y must not overlap.
@@ -326,10 +373,14 @@ class ConjugateGradient {
  public:
   /// Solves A x = b starting from the x given (a warm start). b and x have a.size() entries on the
   /// active backend. A must be symmetric positive definite with a positive diagonal, or positive
-  /// semi-definite with b in its range. Returns unconverged results instead of throwing: the caller
-  /// decides. @throws NumericalError when a breakdown (p . A p <= 0 or NaN) shows A is not positive
-  /// definite.
-  CgResult solve(const Operator& a, Span<const double> b, Span<double> x, const CgSettings& settings) {
+  /// semi-definite with b in its range. Preconditioner: Jacobi without `m`; with it, z = M^-1 r is
+  /// m->apply(a, r, z, stop) (an SPD linear map, e.g. one cycle of AggregationMultigrid updated for a's
+  /// values, whose kernels skip their work while the device flag `stop` is set). Returns unconverged
+  /// results instead of throwing: the caller decides. @throws NumericalError when a breakdown
+  /// (p . A p <= 0 or NaN) shows A is not positive definite.
+  template <class Preconditioner = detail::JacobiOnly>
+  CgResult solve(const Operator& a, Span<const double> b, Span<double> x, const CgSettings& settings,
+                 Preconditioner* m = nullptr) {
     const std::size_t n = a.size();
     const std::size_t blocks = (n + detail::kCgThreads - 1) / detail::kCgThreads;
     for (auto* v : {&r_, &z_, &p_[0], &p_[1], &q_, &inverse_diagonal_}) v->ensure(n);
@@ -352,13 +403,17 @@ class ConjugateGradient {
     exec::block_for(blocks, detail::kCgThreads, 3 * detail::kCgThreads * sizeof(double),
                     detail::CgStart<Operator>{a, b, x, span(r_, n), span(z_, n), span(inverse_diagonal_, n),
                                               span(update_partials_, 3 * blocks)});
-    if (!recorded(a, x)) {
-      recording_.record([this, a, x, n, blocks] {
-        for (int k = 0; k < kRecordedIterations; ++k) iterate(a, x, n, blocks, k % 2);
+    precondition(a, n, blocks, m);
+    const std::size_t generation = m != nullptr ? m->generation() : 0;
+    if (!recorded(a, x, m, generation)) {
+      recording_.record([this, a, x, n, blocks, m] {
+        for (int k = 0; k < kRecordedIterations; ++k) iterate(a, x, n, blocks, k % 2, m);
       });
       std::memcpy(recorded_operator_, &a, sizeof(Operator));
       recorded_x_ = x.data();
       recorded_n_ = n;
+      recorded_preconditioner_ = m;
+      recorded_generation_ = generation;
     }
     // batches between looks at the state: about half of the iterations still expected from the rate so far
     CgControl c;
@@ -393,12 +448,27 @@ class ConjugateGradient {
 
   static Span<double> span(DeviceBuffer<double>& v, std::size_t n) { return Span<double>(v.data(), n); }
 
-  bool recorded(const Operator& a, Span<double> x) const {
+  bool recorded(const Operator& a, Span<double> x, const void* m, std::size_t generation) const {
     return !recording_.empty() && recorded_x_ == x.data() && recorded_n_ == x.size() &&
+           recorded_preconditioner_ == m && recorded_generation_ == generation &&
            std::memcmp(recorded_operator_, &a, sizeof(Operator)) == 0;
   }
 
-  void iterate(const Operator& a, Span<double> x, std::size_t n, std::size_t blocks, int parity) {
+  /// With a preconditioner: z = M^-1 r and the partial sums of r . z, after the start or update kernel
+  /// (whose record, control_[1], says whether the solve has stopped).
+  template <class Preconditioner>
+  void precondition(const Operator& a, std::size_t n, std::size_t blocks, Preconditioner* m) {
+    if (m == nullptr) return;
+    const std::int32_t* stop = &control_.data()[1].done;
+    m->apply(a, span(r_, n), span(z_, n), stop);
+    exec::block_for(
+        blocks, detail::kCgThreads, detail::kCgThreads * sizeof(double),
+        detail::CgResidualDot{stop, span(r_, n), span(z_, n), span(update_partials_, 3 * blocks)});
+  }
+
+  template <class Preconditioner>
+  void iterate(const Operator& a, Span<double> x, std::size_t n, std::size_t blocks, int parity,
+               Preconditioner* m) {
     CgControl* control = control_.data();
     const std::size_t shared = 3 * detail::kCgThreads * sizeof(double);
     const Span<double> p_new = span(p_[1 - parity], n), p_old = span(p_[parity], n);
@@ -410,6 +480,7 @@ class ConjugateGradient {
                     detail::CgUpdate<Operator>{a, control, control + 1, span(direction_partials_, blocks),
                                                p_new, span(q_, n), span(inverse_diagonal_, n), x, span(r_, n),
                                                span(z_, n), span(update_partials_, 3 * blocks)});
+    precondition(a, n, blocks, m);
   }
 
   DeviceBuffer<double> r_, z_, p_[2], q_, inverse_diagonal_, update_partials_, direction_partials_;
@@ -418,6 +489,8 @@ class ConjugateGradient {
   alignas(Operator) unsigned char recorded_operator_[sizeof(Operator)] = {};
   const double* recorded_x_ = nullptr;
   std::size_t recorded_n_ = 0;
+  const void* recorded_preconditioner_ = nullptr;
+  std::size_t recorded_generation_ = 0;
 };
 
 }  // namespace tissue::linalg

@@ -28,6 +28,12 @@ struct CsrMatrix {
   std::vector<double> to_dense() const;
 };
 
+/// Reads a plain vector: the `x(k)` of an operator's row(j, x) (conjugate_gradient.hpp).
+struct VectorRead {
+  const double* v;
+  TISSUE_HD double operator()(std::size_t j) const { return v[j]; }
+};
+
 /// x . y over the first x.size() entries, with `scratch` (grown as needed) for the products.
 /// Deterministic for a given backend and size. Synchronises on the CUDA backend.
 double dot(Span<const double> x, Span<const double> y, DeviceBuffer<double>& scratch);

@@ -240,17 +240,12 @@ struct ShiftDiagonal {
   }
 };
 
-/// out_i = the largest absolute row sum of block row i of a quaternion matrix in real form: every real row
-/// of a left-multiplication block holds |w|, |x|, |y|, |z| once.
+/// out_i = the absolute row sum of block row i of a quaternion matrix in real form (its four real rows
+/// share it).
 struct QuaternionRowNorm {
   QuaternionMatrix a;
   Span<double> out;
-  TISSUE_HD void operator()(std::size_t i) const {
-    double sum = 0.0;
-    for (std::int32_t k = a.offsets[i]; k < a.offsets[i + 1]; ++k)
-      for (std::size_t c = 0; c < 4; ++c) sum += math::abs(a.values[4 * static_cast<std::size_t>(k) + c]);
-    out[i] = sum;
-  }
+  TISSUE_HD void operator()(std::size_t i) const { out[i] = a.absolute_row_sum(4 * i); }
 };
 
 /// y_i = x_i - shift.
@@ -277,6 +272,16 @@ LinearSolver linear_solver_from_string(const std::string& name) {
 
 std::string to_string(LinearSolver s) {
   return s == LinearSolver::direct ? "direct" : "cg";
+}
+
+Preconditioner preconditioner_from_string(const std::string& name) {
+  if (name == "jacobi") return Preconditioner::jacobi;
+  if (name == "multigrid") return Preconditioner::multigrid;
+  throw std::invalid_argument("unknown preconditioner '" + name + "' (expected jacobi or multigrid)");
+}
+
+std::string to_string(Preconditioner p) {
+  return p == Preconditioner::jacobi ? "jacobi" : "multigrid";
 }
 
 OperatorPattern operator_pattern(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology) {
@@ -389,6 +394,13 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   offsets4[4 * n_] = static_cast<std::int32_t>(columns4.size());
   dirac_.set_pattern(static_cast<std::int32_t>(4 * n_), offsets4, columns4);
   projection_.assign(4, 0.0);
+  // both operators live on the vertex graph: the same aggregates, once per operator type
+  if (settings_.preconditioner == Preconditioner::multigrid) {
+    if (settings_.similarity_solver == LinearSolver::conjugate_gradient)
+      dirac_multigrid_.setup(pattern_.offsets, pattern_.columns);
+    if (settings_.positions_solver == LinearSolver::conjugate_gradient)
+      laplacian_multigrid_.setup(pattern_.offsets, pattern_.columns);
+  }
 }
 
 namespace {
@@ -497,8 +509,10 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, do
     exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), -sigma});
   // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
   exec::parallel_for(4 * n_, Scale{1.0 / (quotient - sigma), b, x});
-  const linalg::CgResult r = dirac_cg_.solve(dirac_quaternions(), b, x,
-                                             {settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_});
+  const linalg::CgSettings cg{settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_};
+  const linalg::CgResult r = settings_.preconditioner == Preconditioner::multigrid
+                                 ? dirac_cg_.solve(dirac_quaternions(), b, x, cg, &dirac_multigrid_)
+                                 : dirac_cg_.solve(dirac_quaternions(), b, x, cg);
   if (sigma != 0.0) exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), sigma});
   report_.similarity_iterations += require_converged(r, "the Dirac operator");
 }
@@ -519,6 +533,7 @@ void ConformalWillmoreFlow::similarity_transform() {
   } else {  // ||E||_2 <= ||E||_inf (E symmetric): the scale of the backward error
     exec::parallel_for(n_, QuaternionRowNorm{dirac_quaternions(), scratch_.span()});
     dirac_norm_ = exec::max_value(Span<const double>(scratch_.data(), n_));
+    if (settings_.preconditioner == Preconditioner::multigrid) dirac_multigrid_.update(dirac_quaternions());
   }
   // the conjugate-gradient iteration starts from the last step's transforms, which rho changes little
   if (!cg || !lambda_warm_) exec::parallel_for(n_, IdentityTransform{lambda_.span()});
@@ -591,10 +606,16 @@ void ConformalWillmoreFlow::spin_positions() {
     exec::copy(Span<const double>(coordinate[c]->span()), Span<double>(work_.data() + c * n_, n_), n_);
   }
   const Span<double> x(work_.data(), 3 * n_);
-  report_.positions_iterations =
-      require_converged(laplacian_cg_.solve(linalg::CsrOperator<3>(laplacian_), omega_.span(), x,
-                                            {settings_.cg_tolerance, kCgMaxIterations}),
-                        "the Laplacian");
+  const linalg::CsrOperator<3> l(laplacian_);
+  const linalg::CgSettings cg{settings_.cg_tolerance, kCgMaxIterations};
+  linalg::CgResult r;
+  if (settings_.preconditioner == Preconditioner::multigrid) {
+    laplacian_multigrid_.update(l);
+    r = laplacian_cg_.solve(l, omega_.span(), x, cg, &laplacian_multigrid_);
+  } else {
+    r = laplacian_cg_.solve(l, omega_.span(), x, cg);
+  }
+  report_.positions_iterations = require_converged(r, "the Laplacian");
   for (std::size_t c = 0; c < 3; ++c)
     exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
+#include "engine/linalg/aggregation_multigrid.hpp"
 #include "engine/linalg/conjugate_gradient.hpp"
 #include "engine/linalg/sparse_cholesky.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
@@ -45,10 +46,19 @@ enum class LinearSolver { direct, conjugate_gradient };
 LinearSolver linear_solver_from_string(const std::string& name);
 std::string to_string(LinearSolver s);
 
+/// The preconditioner of the conjugate-gradient solves: Jacobi, or one V-cycle of unsmoothed aggregation
+/// multigrid (engine/linalg/aggregation_multigrid.hpp) on the mesh's vertex graph.
+enum class Preconditioner { jacobi, multigrid };
+
+/// Parses "jacobi" or "multigrid". @throws std::invalid_argument otherwise.
+Preconditioner preconditioner_from_string(const std::string& name);
+std::string to_string(Preconditioner p);
+
 /// Settings of the flow.
 struct ConformalWillmoreSettings {
-  LinearSolver similarity_solver = LinearSolver::direct;  ///< for the inverse iteration on E
-  LinearSolver positions_solver = LinearSolver::direct;   ///< for the Poisson problem of the positions
+  LinearSolver similarity_solver = LinearSolver::direct;      ///< for the inverse iteration on E
+  LinearSolver positions_solver = LinearSolver::direct;       ///< for the Poisson problem of the positions
+  Preconditioner preconditioner = Preconditioner::multigrid;  ///< of both problems' CG solves
   int inverse_iterations = 3;     ///< most solves per eigenvector (the seed converges in 3 or fewer)
   double eigen_tolerance = 2e-4;  ///< the inverse iteration stops once ||E l - mu l|| <= eigen_tolerance mu
                                   ///< (mu the Rayleigh quotient of lambda, ||.|| the 2-norm)
@@ -175,6 +185,8 @@ class ConformalWillmoreFlow {
   linalg::SparseCholesky laplacian_factor_, dirac_factor_;
   linalg::ConjugateGradient<QuaternionMatrix> dirac_cg_;
   linalg::ConjugateGradient<linalg::CsrOperator<3>> laplacian_cg_;
+  linalg::AggregationMultigrid<QuaternionMatrix> dirac_multigrid_;
+  linalg::AggregationMultigrid<linalg::CsrOperator<3>> laplacian_multigrid_;
   std::vector<double> projection_;  ///< coefficients of H on {1, N_x, N_y, N_z}
   SurfaceMeasures before_;          ///< measures at the start of the step
   double shift_ = 0.0;              ///< the shift on E's diagonal

@@ -219,6 +219,7 @@ struct QuaternionBlocks {
 /// call (the four rows of a vertex read the same entries). Stores 4 values per entry instead of the 16 of
 /// the real block form. The diagonal entries must be real (E's are).
 struct QuaternionMatrix {
+  static constexpr int kValuesPerEntry = 4;  ///< (engine/linalg/aggregation_multigrid.hpp)
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;  ///< 4 per entry
 
@@ -244,6 +245,26 @@ struct QuaternionMatrix {
       if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i)
         a = values[4 * static_cast<std::size_t>(k)];
     return a;
+  }
+
+  // for aggregation multigrid: a node is a vertex, its unknowns the quaternion's w x y z; sums of
+  // left-multiplication blocks are left-multiplication blocks, so the coarse operators are quaternion
+  // matrices too
+  TISSUE_HD std::size_t nodes() const { return offsets.size() - 1; }
+  TISSUE_HD std::size_t node_of(std::size_t r) const { return r / 4; }
+  TISSUE_HD std::size_t slot_of(std::size_t r) const { return r % 4; }
+  TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return 4 * node + slot; }
+  /// Every real row of a left-multiplication block holds |w|, |x|, |y|, |z| once.
+  TISSUE_HD double absolute_row_sum(std::size_t r) const {
+    const std::size_t i = r / 4;
+    double s = 0.0;
+    for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
+      for (std::size_t c = 0; c < 4; ++c) s += math::abs(values[4 * static_cast<std::size_t>(k) + c]);
+    return s;
+  }
+  QuaternionMatrix on_pattern(std::size_t, Span<const std::int32_t> o, Span<const std::int32_t> c,
+                              Span<const double> v) const {
+    return {o, c, v};
   }
 };
 

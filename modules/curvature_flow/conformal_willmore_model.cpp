@@ -129,6 +129,8 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   ConformalWillmoreSettings s;
   s.similarity_solver = linear_solver_from_string(t.string("similarity_solver", "direct", {"direct", "cg"}));
   s.positions_solver = linear_solver_from_string(t.string("positions_solver", "direct", {"direct", "cg"}));
+  s.preconditioner =
+      preconditioner_from_string(t.string("preconditioner", "multigrid", {"jacobi", "multigrid"}));
   s.inverse_iterations = static_cast<int>(t.integer("inverse_iterations", 3, io::Range::closed(1, 100)));
   s.cg_tolerance = t.number("cg_tolerance", 1e-10, io::Range::positive());
   s.similarity_tolerance = t.number("similarity_tolerance", 1e-12, io::Range::positive());

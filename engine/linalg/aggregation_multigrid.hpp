@@ -1,0 +1,330 @@
+#pragma once
+/// @file aggregation_multigrid.hpp
+/// Unsmoothed aggregation multigrid, the preconditioner of conjugate gradients for Laplacian-like
+/// operators on meshes (cotangent Laplacians, the quaternionic Dirac operator of conformal Willmore flow),
+/// whose Jacobi-preconditioned CG needs thousands of iterations because their condition grows like h^-2.
+///
+/// Aggregates: the greedy aggregation of Vanek, Mandel & Brezina ("Algebraic multigrid by smoothed
+/// aggregation for second and fourth order elliptic problems", Computing 56, 1996, §3: a node whose
+/// neighbours are all free roots an aggregate of itself and them; the nodes left over join a neighbouring
+/// aggregate), applied to the sparsity graph alone and repeated on the aggregate graph down to a few dozen
+/// nodes. The graph is a mesh's, fixed while values change, so the hierarchy is built once on the host
+/// (aggregation_hierarchy) and only the coarse values are recomputed (update()).
+///
+/// Coarse operators: A_{l+1} = P^T A_l P with P the piecewise-constant prolongation of the aggregates
+/// (unsmoothed aggregation; Braess, "Towards algebraic multigrid for elliptic problems of second order",
+/// Computing 55, 1995), so a coarse entry is the sum of the fine entries between two aggregates: one gather
+/// per coarse entry over precomputed source lists, deterministic, as in the seed's precomputed assembly.
+///
+/// The cycle, a symmetric V(1,1) that is a fixed linear SPD map (so plain CG applies), on every level:
+///   x = W b (one Jacobi sweep from zero), r = b - A x, b_c = P^T r;
+///   z_c from the next level (the coarsest: kAmgCoarsestSweeps Jacobi sweeps from zero, in one block);
+///   x += alpha P z_c (alpha = 1.5, the over-correction that compensates the piecewise-constant
+///   prolongation's too-small coarse correction, Braess 1995), z = x + W (b - A x).
+/// W_jj = 1 / max(a_jj / (2/3), sum_k |a_jk| / 1.8): damped Jacobi, bounded by the l1 row sum (Baker,
+/// Falgout, Kolev & Yang, SIAM J. Sci. Comput. 33, 2011) so that the smoother contracts in the A-norm for
+/// any SPD A (2 W^-1 - A positive definite); with alpha < 2 the cycle is then SPD. On the bunny's operators
+/// (34 834 vertices) this cuts CG iterations about 15-fold for L and 7-fold for E.
+///
+/// Kernels per cycle: 3 per level above the coarsest (residual, restriction, correction and post-smoothing,
+/// each one row per thread, the smoothed values of the neighbours recomputed where a row needs them) and
+/// one single-block kernel for the coarsest.
+///
+/// The operator type (conjugate_gradient.hpp's Operator) additionally provides, for multigrid:
+///
+///   static constexpr int kValuesPerEntry;                  // values per pattern entry (1, 4 for
+///   quaternions) TISSUE_HD std::size_t nodes() const;                   // rows of the pattern TISSUE_HD
+///   std::size_t node_of(std::size_t j) const;    // the graph node of unknown j TISSUE_HD std::size_t
+///   slot_of(std::size_t j) const;    // which of the node's unknowns j is TISSUE_HD std::size_t
+///   unknown(std::size_t node, std::size_t slot) const;  // and back TISSUE_HD double
+///   absolute_row_sum(std::size_t j) const;                   // sum_k |a_jk| Operator on_pattern(std::size_t
+///   nodes, Span<const std::int32_t> offsets,  // the same kind of operator
+///                       Span<const std::int32_t> columns, Span<const double> values) const;  // on a pattern
+///
+/// and its pattern (offsets over nodes, ascending columns with the diagonal, symmetric) is the graph that
+/// is aggregated. Translation units that instantiate update() or apply() launch kernels: compile them as
+/// CUDA in CUDA builds.
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "engine/exec/block_for.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "engine/exec/math.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "engine/linalg/sparse_matrix.hpp"
+
+namespace tissue::linalg {
+
+/// One coarsening step of a graph (host arrays): from n fine nodes to the aggregates.
+struct AggregationLevel {
+  std::vector<std::int32_t> aggregate;                ///< n: the aggregate of each fine node
+  std::vector<std::int32_t> member_offsets, members;  ///< aggregates + 1, n: the fine nodes of each
+  std::vector<std::int32_t> offsets, columns;         ///< the aggregate graph in CSR (ascending columns)
+  std::vector<std::int32_t> source_offsets, sources;  ///< per coarse entry, the fine entries it sums
+};
+
+/// Aggregates one symmetric graph given as a CSR pattern (offsets: nodes + 1; columns ascending, with
+/// the diagonal). @throws std::invalid_argument for a malformed pattern.
+AggregationLevel aggregate_graph(const std::vector<std::int32_t>& offsets,
+                                 const std::vector<std::int32_t>& columns);
+
+/// Aggregates repeatedly until at most `coarsest_nodes` remain or a step would keep more than half of
+/// the nodes (a graph of many tiny components); the result may be empty (the graph is already small).
+std::vector<AggregationLevel> aggregation_hierarchy(const std::vector<std::int32_t>& offsets,
+                                                    const std::vector<std::int32_t>& columns,
+                                                    std::size_t coarsest_nodes);
+
+namespace detail {
+
+constexpr double kAmgJacobiWeight = 2.0 / 3.0;
+constexpr double kAmgL1Weight = 1.8;  ///< below 2: W^-1 >= sum_k |a_jk| / 1.8 keeps 2 W^-1 - A definite
+constexpr double kAmgOverCorrection = 1.5;
+constexpr int kAmgCoarsestSweeps = 8;
+constexpr unsigned kAmgCoarsestThreads = 256;
+
+/// w_j = 1 / max(a_jj / (2/3), sum_k |a_jk| / 1.8), 0 for a row without a positive diagonal.
+template <class Operator>
+struct AmgSmootherWeights {
+  Operator a;
+  Span<double> w;
+  TISSUE_HD void operator()(std::size_t j) const {
+    const double d = a.diagonal(j);
+    w[j] = d > 0.0 ? 1.0 / math::max(d / kAmgJacobiWeight, a.absolute_row_sum(j) / kAmgL1Weight) : 0.0;
+  }
+};
+
+/// Coarse values: entry e (V values) is the sum of the fine entries sources[source_offsets[e] ..).
+struct AmgCoarseValues {
+  int values_per_entry;
+  Span<const std::int32_t> source_offsets, sources;
+  Span<const double> fine;
+  Span<double> coarse;
+  TISSUE_HD void operator()(std::size_t e) const {
+    const auto v = static_cast<std::size_t>(values_per_entry);
+    for (std::size_t c = 0; c < v; ++c) {
+      double s = 0.0;
+      for (std::int32_t q = source_offsets[e]; q < source_offsets[e + 1]; ++q)
+        s += fine[v * static_cast<std::size_t>(sources[static_cast<std::size_t>(q)]) + c];
+      coarse[v * e + c] = s;
+    }
+  }
+};
+
+/// x_k = w_k b_k: one Jacobi sweep from zero, recomputed where a row reads it.
+struct AmgSmoothedRead {
+  const double* w;
+  const double* b;
+  TISSUE_HD double operator()(std::size_t k) const { return w[k] * b[k]; }
+};
+
+/// r = b - A (W b).
+template <class Operator>
+struct AmgResidual {
+  Operator a;
+  const std::int32_t* stop;
+  Span<const double> b, w;
+  Span<double> r;
+  TISSUE_HD void operator()(std::size_t j) const {
+    if (*stop) return;
+    r[j] = b[j] - a.row(j, AmgSmoothedRead{w.data(), b.data()});
+  }
+};
+
+/// b_c = P^T r: every coarse unknown sums its aggregate's fine unknowns of the same slot.
+template <class Operator>
+struct AmgRestrict {
+  Operator fine, coarse;
+  const std::int32_t* stop;
+  Span<const std::int32_t> member_offsets, members;
+  Span<const double> r;
+  Span<double> bc;
+  TISSUE_HD void operator()(std::size_t jc) const {
+    if (*stop) return;
+    const std::size_t node = coarse.node_of(jc), slot = coarse.slot_of(jc);
+    double s = 0.0;
+    for (std::int32_t m = member_offsets[node]; m < member_offsets[node + 1]; ++m)
+      s += r[fine.unknown(static_cast<std::size_t>(members[static_cast<std::size_t>(m)]), slot)];
+    bc[jc] = s;
+  }
+};
+
+/// x_k = w_k b_k + alpha (P z_c)_k: the smoothed and corrected iterate, recomputed where a row reads it.
+template <class Operator>
+struct AmgCorrectedRead {
+  Operator fine, coarse;
+  const std::int32_t* aggregate;
+  const double* w;
+  const double* b;
+  const double* zc;
+  TISSUE_HD double operator()(std::size_t k) const {
+    const std::size_t jc =
+        coarse.unknown(static_cast<std::size_t>(aggregate[fine.node_of(k)]), fine.slot_of(k));
+    return w[k] * b[k] + kAmgOverCorrection * zc[jc];
+  }
+};
+
+/// z = x + W (b - A x) for the corrected x.
+template <class Operator>
+struct AmgCorrect {
+  Operator fine, coarse;
+  const std::int32_t* stop;
+  Span<const std::int32_t> aggregate;
+  Span<const double> b, w, zc;
+  Span<double> z;
+  TISSUE_HD void operator()(std::size_t j) const {
+    if (*stop) return;
+    const AmgCorrectedRead<Operator> x{fine, coarse, aggregate.data(), w.data(), b.data(), zc.data()};
+    z[j] = x(j) + w[j] * (b[j] - fine.row(j, x));
+  }
+};
+
+/// The coarsest level: kAmgCoarsestSweeps Jacobi sweeps from zero in one block (x, y: scratch vectors).
+template <class Operator>
+struct AmgCoarsest {
+  Operator a;
+  const std::int32_t* stop;
+  Span<const double> b, w;
+  Span<double> x, y, z;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    if (*stop) return;
+    const std::size_t n = a.size();
+    double* cur = x.data();
+    double* next = y.data();
+    block.for_each(n, [&](std::size_t j) { cur[j] = w[j] * b[j]; });
+    block.sync();
+    for (int s = 1; s < kAmgCoarsestSweeps; ++s) {
+      block.for_each(n, [&](std::size_t j) { next[j] = cur[j] + w[j] * (b[j] - a.row(j, VectorRead{cur})); });
+      block.sync();
+      double* t = cur;
+      cur = next;
+      next = t;
+    }
+    block.for_each(n, [&](std::size_t j) { z[j] = cur[j]; });
+  }
+};
+
+}  // namespace detail
+
+/// The hierarchy and the work vectors of one operator's multigrid (see the file comment). Build with
+/// setup() once per pattern, refresh with update() whenever the operator's values change, and apply.
+template <class Operator>
+class AggregationMultigrid {
+ public:
+  /// Aggregates the pattern (offsets over nodes + 1, ascending columns with the diagonal, symmetric) down
+  /// to at most `coarsest_nodes` nodes where the graph allows. @throws std::invalid_argument for a
+  /// malformed pattern.
+  void setup(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& columns,
+             std::size_t coarsest_nodes = 64) {
+    const std::vector<AggregationLevel> hierarchy = aggregation_hierarchy(offsets, columns, coarsest_nodes);
+    levels_.clear();
+    levels_.resize(hierarchy.size());
+    for (std::size_t l = 0; l < hierarchy.size(); ++l) {
+      const AggregationLevel& h = hierarchy[l];
+      Level& d = levels_[l];
+      d.nodes = h.member_offsets.size() - 1;
+      d.aggregate.assign(h.aggregate);
+      d.member_offsets.assign(h.member_offsets);
+      d.members.assign(h.members);
+      d.offsets.assign(h.offsets);
+      d.columns.assign(h.columns);
+      d.source_offsets.assign(h.source_offsets);
+      d.sources.assign(h.sources);
+      d.values.resize(static_cast<std::size_t>(Operator::kValuesPerEntry) * h.columns.size());
+      d.values.zero();
+    }
+    fine_nodes_ = offsets.size() - 1;
+    never_.resize(1);
+    never_.zero();
+    ++generation_;
+  }
+
+  /// Coarse operators and smoother weights from a's current values (a on the pattern given to setup()).
+  /// @throws std::logic_error before setup() or for an operator on another pattern.
+  void update(const Operator& a) {
+    if (fine_nodes_ == 0 || a.nodes() != fine_nodes_)
+      throw std::logic_error("AggregationMultigrid::update: set up for another pattern");
+    coarse_.clear();
+    Operator fine = a;
+    weights(0, fine);
+    for (std::size_t l = 0; l < levels_.size(); ++l) {
+      Level& d = levels_[l];
+      exec::parallel_for(d.columns.size(),
+                         detail::AmgCoarseValues{Operator::kValuesPerEntry, d.source_offsets.span(),
+                                                 d.sources.span(), fine.values, d.values.span()});
+      const Operator coarse = a.on_pattern(d.nodes, d.offsets.span(), d.columns.span(), d.values.span());
+      coarse_.push_back(coarse);
+      weights(l + 1, coarse);
+      fine = coarse;
+    }
+    const std::size_t n = (levels_.empty() ? a : coarse_.back()).size();
+    sweep_[0].ensure(n);
+    sweep_[1].ensure(n);
+    updated_ = true;
+  }
+
+  /// z = B r, one V(1,1)-cycle for the operator given to the last update() (a: the same operator; its
+  /// values may have been shifted since, B stays an SPD preconditioner). r and z must not overlap.
+  /// stop: a device flag read by every kernel, which do nothing while it is nonzero (a conjugate-gradient
+  /// solve that has stopped); nullptr for none. Asynchronous on the CUDA backend.
+  void apply(const Operator& a, Span<const double> r, Span<double> z, const std::int32_t* stop = nullptr) {
+    if (!updated_) throw std::logic_error("AggregationMultigrid::apply before update()");
+    if (stop == nullptr) stop = never_.data();
+    const std::size_t levels = levels_.size();
+    const auto op = [&](std::size_t l) -> const Operator& { return l == 0 ? a : coarse_[l - 1]; };
+    const auto b = [&](std::size_t l) { return l == 0 ? r : Span<const double>(b_[l].span()); };
+    const auto zl = [&](std::size_t l) { return l == 0 ? z : z_[l].span(); };
+    for (std::size_t l = 0; l < levels; ++l) {
+      const Level& d = levels_[l];
+      exec::parallel_for(op(l).size(),
+                         detail::AmgResidual<Operator>{op(l), stop, b(l), weight_[l].span(), r_[l].span()});
+      exec::parallel_for(op(l + 1).size(),
+                         detail::AmgRestrict<Operator>{op(l), op(l + 1), stop, d.member_offsets.span(),
+                                                       d.members.span(), r_[l].span(), b_[l + 1].span()});
+    }
+    exec::block_for(1, detail::kAmgCoarsestThreads, 0,
+                    detail::AmgCoarsest<Operator>{op(levels), stop, b(levels), weight_[levels].span(),
+                                                  sweep_[0].span(), sweep_[1].span(), zl(levels)});
+    for (std::size_t l = levels; l-- > 0;)
+      exec::parallel_for(op(l).size(),
+                         detail::AmgCorrect<Operator>{op(l), op(l + 1), stop, levels_[l].aggregate.span(),
+                                                      b(l), weight_[l].span(), zl(l + 1), zl(l)});
+  }
+
+  /// Levels including the finest (1: the coarsest sweeps act on the operator itself).
+  std::size_t levels() const { return levels_.size() + 1; }
+  /// Nodes of level l (0: the operator's).
+  std::size_t nodes(std::size_t level) const { return level == 0 ? fine_nodes_ : levels_[level - 1].nodes; }
+  /// The Galerkin operator of level l >= 1 from the last update() (its spans stay valid until setup()).
+  const Operator& coarse_operator(std::size_t level) const { return coarse_.at(level - 1); }
+  /// Changes with every setup(): a recorded solve that applies this preconditioner is valid while the
+  /// generation it recorded is.
+  std::size_t generation() const { return generation_; }
+
+ private:
+  struct Level {
+    std::size_t nodes = 0;  ///< coarse nodes
+    DeviceBuffer<std::int32_t> aggregate, member_offsets, members, offsets, columns, source_offsets, sources;
+    DeviceBuffer<double> values;  ///< of the coarse operator
+  };
+
+  void weights(std::size_t l, const Operator& a) {
+    for (auto* v : {&weight_, &b_, &r_, &z_})
+      if (v->size() <= l) v->resize(l + 1);
+    for (auto* v : {&weight_[l], &b_[l], &r_[l], &z_[l]}) v->ensure(a.size());
+    exec::parallel_for(a.size(), detail::AmgSmootherWeights<Operator>{a, weight_[l].span()});
+  }
+
+  std::vector<Level> levels_;
+  std::vector<Operator> coarse_;  ///< operators of levels 1 .. levels_.size()
+  std::vector<DeviceBuffer<double>> weight_, b_, r_, z_;
+  DeviceBuffer<double> sweep_[2];
+  DeviceBuffer<std::int32_t> never_;
+  std::size_t fine_nodes_ = 0, generation_ = 0;
+  bool updated_ = false;
+};
+
+}  // namespace tissue::linalg
