@@ -49,6 +49,7 @@ if want conformal; then
   rc=$?
   { OMP_NUM_THREADS=16 timeout 150 $b --backend cuda --solver cg --trace-steps 6 --tau 0.05 --mesh "$meshes/stanford-bunny.obj"
     OMP_NUM_THREADS=16 timeout 150 $b --backend cuda --solver cg --trace-steps 6 --mesh "$meshes/spot.obj"
+    OMP_NUM_THREADS=16 timeout 150 $b --backend cuda --solver cg --preconditioner jacobi --trace-steps 6 --tau 0.05 --mesh "$meshes/stanford-bunny.obj"
   } > "$OUT/bench_conformal_trace.txt" 2>&1
   OMP_NUM_THREADS=16 timeout 120 $b --backend cuda --repeats 2 --solver direct --mesh "$meshes/spot.obj" \
     > "$OUT/bench_conformal_direct.txt" 2>&1

@@ -31,15 +31,13 @@
 /// one single-block kernel for the coarsest.
 ///
 /// The operator type (conjugate_gradient.hpp's Operator) additionally provides, for multigrid:
-///
-///   static constexpr int kValuesPerEntry;                  // values per pattern entry (1, 4 for
-///   quaternions) TISSUE_HD std::size_t nodes() const;                   // rows of the pattern TISSUE_HD
-///   std::size_t node_of(std::size_t j) const;    // the graph node of unknown j TISSUE_HD std::size_t
-///   slot_of(std::size_t j) const;    // which of the node's unknowns j is TISSUE_HD std::size_t
-///   unknown(std::size_t node, std::size_t slot) const;  // and back TISSUE_HD double
-///   absolute_row_sum(std::size_t j) const;                   // sum_k |a_jk| Operator on_pattern(std::size_t
-///   nodes, Span<const std::int32_t> offsets,  // the same kind of operator
-///                       Span<const std::int32_t> columns, Span<const double> values) const;  // on a pattern
+/// - `static constexpr int kValuesPerEntry`: values per pattern entry (1; 4 for quaternions);
+/// - `TISSUE_HD std::size_t nodes() const`: rows of the pattern;
+/// - `TISSUE_HD std::size_t node_of(std::size_t j) const`, `slot_of(j)`: the node of unknown j and which
+///   of its unknowns j is, and `unknown(node, slot)` back;
+/// - `TISSUE_HD double absolute_row_sum(std::size_t j) const`: sum_k |a_jk|;
+/// - `Operator on_pattern(std::size_t nodes, Span<const std::int32_t> offsets, Span<const std::int32_t>
+///   columns, Span<const double> values) const`: the same kind of operator on another pattern;
 ///
 /// and its pattern (offsets over nodes, ascending columns with the diagonal, symmetric) is the graph that
 /// is aggregated. Translation units that instantiate update() or apply() launch kernels: compile them as
