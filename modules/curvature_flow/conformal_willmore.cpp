@@ -350,6 +350,8 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   if (settings.inverse_iterations < 1) throw std::invalid_argument("inverse_iterations must be >= 1");
   if (!(settings.cg_tolerance > 0.0)) throw std::invalid_argument("cg_tolerance must be > 0");
   if (!(settings.similarity_tolerance > 0.0)) throw std::invalid_argument("similarity_tolerance must be > 0");
+  if (!(settings.first_solve_tolerance > 0.0))
+    throw std::invalid_argument("first_solve_tolerance must be > 0");
   if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
   if (!(settings.eigen_tolerance > 0.0)) throw std::invalid_argument("eigen_tolerance must be > 0");
   mesh::validate(mesh_, "conformal Willmore flow");
@@ -499,7 +501,8 @@ std::vector<double> ConformalWillmoreFlow::dirac_product(const std::vector<doubl
   return out.to_host();
 }
 
-void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient) {
+void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient,
+                                        double tolerance) {
   if (settings_.similarity_solver == LinearSolver::direct) {
     dirac_factor_.solve(b, x);
     return;
@@ -509,7 +512,7 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, do
     exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), -sigma});
   // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
   exec::parallel_for(4 * n_, Scale{1.0 / (quotient - sigma), b, x});
-  const linalg::CgSettings cg{settings_.similarity_tolerance, kCgMaxIterations, dirac_norm_};
+  const linalg::CgSettings cg{tolerance, kCgMaxIterations, dirac_norm_};
   const linalg::CgResult r = settings_.preconditioner == Preconditioner::multigrid
                                  ? dirac_cg_.solve(dirac_quaternions(), b, x, cg, &dirac_multigrid_)
                                  : dirac_cg_.solve(dirac_quaternions(), b, x, cg);
@@ -556,7 +559,11 @@ void ConformalWillmoreFlow::similarity_transform() {
     // eigenvector, sigma = mu - 2 residual stays below lambda_1 (E - sigma positive definite) while it cuts
     // the ratio (lambda_1 - sigma) / (lambda_2 - sigma) by which each solve reduces the other components
     const double sigma = cg ? std::max(0.0, quotient - 2.0 * residual) : 0.0;
-    solve_dirac(lambda_.span(), ys, sigma, quotient);
+    // the step's first, unshifted solve only has to bring lambda close enough for the shift of the next
+    const double tolerance = report_.inverse_iterations == 0 && sigma == 0.0
+                                 ? std::max(settings_.first_solve_tolerance, settings_.similarity_tolerance)
+                                 : settings_.similarity_tolerance;
+    solve_dirac(lambda_.span(), ys, sigma, quotient, tolerance);
     ++report_.inverse_iterations;
     // normalise so that sum M |lambda|^2 = sum M (the transform keeps the area to first order)
     exec::parallel_for(n_, WeightedNorm{ys, mass_.span(), Span<double>(sums_.data(), n_)});

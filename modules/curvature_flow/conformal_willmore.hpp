@@ -63,9 +63,11 @@ struct ConformalWillmoreSettings {
   double eigen_tolerance = 2e-4;  ///< the inverse iteration stops once ||E l - mu l|| <= eigen_tolerance mu
                                   ///< (mu the Rayleigh quotient of lambda, ||.|| the 2-norm)
   double cg_tolerance = 1e-10;    ///< relative residual of the conjugate-gradient Poisson solve
-  double similarity_tolerance = 1e-12;  ///< normwise backward error of the conjugate-gradient solves of the
-                                        ///< inverse iteration (linalg::CgSettings): E is nearly singular
-                                        ///< there, so its relative residual cannot reach 1e-10 in rounding
+  double similarity_tolerance = 1e-12;   ///< normwise backward error of the conjugate-gradient solves of the
+                                         ///< inverse iteration (linalg::CgSettings): E is nearly singular
+                                         ///< there, so its relative residual cannot reach 1e-10 in rounding
+  double first_solve_tolerance = 1e-10;  ///< the same for the first solve of a step when it is unshifted:
+                                         ///< it only has to bring lambda near enough for the next's shift
   double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
                               ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
   bool preserve_area = true;  ///< scale each new surface back to the area before the step
@@ -168,8 +170,9 @@ class ConformalWillmoreFlow {
 
  private:
   /// x = (E - sigma)^-1 b; `quotient` is b's Rayleigh quotient for E (the CG start is b / (quotient -
-  /// sigma)). The direct solver takes sigma = 0 (its factorization is of E).
-  void solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient);
+  /// sigma)), `tolerance` the CG's normwise backward error. The direct solver takes sigma = 0 (its
+  /// factorization is of E) and solves exactly.
+  void solve_dirac(Span<const double> b, Span<double> x, double sigma, double quotient, double tolerance);
   /// Throws NumericalError naming `what` unless r converged; returns its iterations.
   static int require_converged(const linalg::CgResult& r, const char* what);
 

@@ -135,6 +135,7 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   s.cg_tolerance = t.number("cg_tolerance", 1e-10, io::Range::positive());
   s.similarity_tolerance = t.number("similarity_tolerance", 1e-12, io::Range::positive());
   s.eigen_tolerance = t.number("eigen_tolerance", 2e-4, io::Range::positive());
+  s.first_solve_tolerance = t.number("first_solve_tolerance", 1e-10, io::Range::positive());
   s.preserve_area = t.boolean("preserve_area", true);
   const bool obj = root.table("output").boolean("obj", true);
 

@@ -405,6 +405,9 @@ TEST_CASE("conformal Willmore flow refuses bad input", "[conformal_willmore]") {
   s = {};
   s.eigen_tolerance = 0.0;
   CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
+  s = {};
+  s.first_solve_tolerance = -1e-10;
+  CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
   ConformalWillmoreFlow flow(mesh::icosphere(1, 1.0), {});
   CHECK_THROWS_AS(flow.step(0.0), std::invalid_argument);
   CHECK_THROWS_AS(flow.step(-1.0), std::invalid_argument);
