@@ -5,6 +5,8 @@
 #include <thrust/count.h>
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
 #include <thrust/sort.h>
@@ -13,6 +15,8 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #if defined(TISSUE_BACKEND_CUDA)
 #include <thrust/system/cuda/execution_policy.h>
@@ -24,6 +28,11 @@ namespace tissue::exec {
 
 namespace {
 
+/// The column of entry i of equal columns of `rows` entries.
+struct ColumnOf {
+  std::size_t rows;
+  TISSUE_HD std::size_t operator()(std::size_t i) const { return i / rows; }
+};
 struct ToDouble {
   TISSUE_HD double operator()(float v) const { return static_cast<double>(v); }
 };
@@ -131,6 +140,26 @@ double sum(Span<const double> x) {
   return with_policy(x.size(), [&](auto policy) {
     return thrust::reduce(policy, x.begin(), x.end(), 0.0, thrust::plus<double>());
   });
+}
+
+std::vector<double> column_sums(Span<const double> x, std::size_t columns) {
+  if (columns == 0 || x.size() % columns != 0)
+    throw std::invalid_argument("column_sums: " + std::to_string(x.size()) + " values do not form " +
+                                std::to_string(columns) + " equal columns");
+  std::vector<double> out(columns, 0.0);
+  const std::size_t rows = x.size() / columns;
+  if (rows == 0) return out;
+  DeviceBuffer<double> sums(columns);
+  DeviceBuffer<std::size_t> keys(columns);
+  const auto column =
+      thrust::make_transform_iterator(thrust::make_counting_iterator<std::size_t>(0), ColumnOf{rows});
+  with_policy(x.size(), [&](auto policy) {
+    thrust::reduce_by_key(policy, column, column + static_cast<std::ptrdiff_t>(x.size()), x.begin(),
+                          keys.data(), sums.data());
+    return 0;
+  });
+  sums.download(out.data(), columns);
+  return out;
 }
 
 namespace {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/parallel_for.hpp"
@@ -48,6 +49,10 @@ void bin_starts(Span<const std::uint32_t> sorted_keys, Span<std::int32_t> starts
 /// Sum of x in double precision (deterministic for a given backend and size).
 double sum(Span<const float> x);
 double sum(Span<const double> x);
+/// The sums of the `columns` consecutive equal-length columns of x (x.size() a multiple of columns), in
+/// one reduction and one copy to the host instead of one each (thrust::reduce_by_key; deterministic for a
+/// given backend and size). @throws std::invalid_argument when x does not split into the columns.
+std::vector<double> column_sums(Span<const double> x, std::size_t columns);
 /// Largest value of x; -infinity for an empty span. NaN entries are ignored.
 float max_value(Span<const float> x);
 double max_value(Span<const double> x);

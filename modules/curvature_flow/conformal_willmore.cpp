@@ -429,8 +429,8 @@ SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
                      MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_.span(), columns_.span(),
                                    corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
                                    mass_.span(), normal_.span(), h_.span(), sums_.span()});
-  std::vector<double> s(kSumCount);
-  for (std::size_t c = 0; c < kSumCount; ++c) s[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
+  const std::vector<double> s =
+      exec::column_sums(Span<const double>(sums_.data(), kSumCount * n_), kSumCount);
   // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
   // M-orthogonal projection of H onto span B. Cholesky of G, dropping a basis vector that depends on the
   // earlier ones (a flat mesh has constant normals), which is Gram-Schmidt with the same span.

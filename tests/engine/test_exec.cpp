@@ -300,6 +300,23 @@ TEST_CASE("reductions match a host evaluation", "[exec]") {
   CHECK(exec::min_value(d.span()) == *std::min_element(host.begin(), host.end()));
 }
 
+TEST_CASE("column_sums adds up each of several equal columns in one reduction", "[exec]") {
+  // integers: every order of summation is exact, so the sums are known exactly
+  const std::size_t rows = 4099, columns = 7;
+  std::vector<double> host(rows * columns);
+  std::vector<double> expected(columns, 0.0);
+  for (std::size_t c = 0; c < columns; ++c)
+    for (std::size_t i = 0; i < rows; ++i) {
+      host[c * rows + i] = static_cast<double>((i * 31 + c * 7) % 97) - 40.0;
+      expected[c] += host[c * rows + i];
+    }
+  DeviceBuffer<double> d;
+  d.assign(host);
+  CHECK(exec::column_sums(d.span(), columns) == expected);
+  CHECK(exec::column_sums(Span<const double>(d.data(), 0), 3) == std::vector<double>(3, 0.0));
+  CHECK_THROWS_AS(exec::column_sums(Span<const double>(d.data(), 10), 3), std::invalid_argument);
+}
+
 TEST_CASE("DeviceBuffer moves ownership and copies between host and device", "[exec]") {
   DeviceBuffer<int> a(10);
   std::vector<int> v(10);
