@@ -133,7 +133,7 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
       preconditioner_from_string(t.string("preconditioner", "multigrid", {"jacobi", "multigrid"}));
   s.inverse_iterations = static_cast<int>(t.integer("inverse_iterations", 3, io::Range::closed(1, 100)));
   s.cg_tolerance = t.number("cg_tolerance", 1e-10, io::Range::positive());
-  s.similarity_tolerance = t.number("similarity_tolerance", 1e-12, io::Range::positive());
+  s.similarity_tolerance = t.number("similarity_tolerance", 1e-11, io::Range::positive());
   s.eigen_tolerance = t.number("eigen_tolerance", 2e-4, io::Range::positive());
   s.first_solve_tolerance = t.number("first_solve_tolerance", 1e-10, io::Range::positive());
   s.preserve_area = t.boolean("preserve_area", true);
