@@ -109,7 +109,7 @@ struct CsrOperator {
   TISSUE_HD std::size_t size() const { return Width * rows; }
   template <class X>
   TISSUE_HD double row(std::size_t j, const X& x) const {
-    const std::size_t i = j % rows, base = j - i;
+    const std::size_t i = node_of(j), base = j - i;
     double y = 0.0;
     for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
       y += values[static_cast<std::size_t>(k)] *
@@ -117,7 +117,7 @@ struct CsrOperator {
     return y;
   }
   TISSUE_HD double diagonal(std::size_t j) const {
-    const std::size_t i = j % rows;
+    const std::size_t i = node_of(j);
     double a = 0.0;
     for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
       if (static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]) == i)
@@ -125,13 +125,19 @@ struct CsrOperator {
     return a;
   }
 
-  // for aggregation multigrid: the nodes are the matrix rows, each with one unknown per vector
+  // for aggregation multigrid: the nodes are the matrix rows, each with one unknown per vector. 32-bit
+  // division (indices are int32): a 64-bit one is a long instruction sequence on the GPU, and the
+  // multigrid kernels divide at every neighbour they read
   TISSUE_HD std::size_t nodes() const { return rows; }
-  TISSUE_HD std::size_t node_of(std::size_t j) const { return j % rows; }
-  TISSUE_HD std::size_t slot_of(std::size_t j) const { return j / rows; }
+  TISSUE_HD std::size_t node_of(std::size_t j) const {
+    return static_cast<std::uint32_t>(j) % static_cast<std::uint32_t>(rows);
+  }
+  TISSUE_HD std::size_t slot_of(std::size_t j) const {
+    return static_cast<std::uint32_t>(j) / static_cast<std::uint32_t>(rows);
+  }
   TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return slot * rows + node; }
   TISSUE_HD double absolute_row_sum(std::size_t j) const {
-    const std::size_t i = j % rows;
+    const std::size_t i = node_of(j);
     double s = 0.0;
     for (std::int32_t k = offsets[i]; k < offsets[i + 1]; ++k)
       s += math::abs(values[static_cast<std::size_t>(k)]);
