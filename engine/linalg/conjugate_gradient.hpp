@@ -1,12 +1,15 @@
 #pragma once
 /// @file conjugate_gradient.hpp
-/// Jacobi-preconditioned conjugate gradients (Saad, "Iterative methods for sparse linear systems", 2nd ed.,
+/// Preconditioned conjugate gradients (Saad, "Iterative methods for sparse linear systems", 2nd ed.,
 /// Algorithm 9.1) whose iterations stay on the device: two fused block kernels per iteration, the scalars
 /// (alpha, beta, the residual) kept in device memory, the stopping rule tested by the kernels themselves,
 /// and on the CUDA backend the iterations replayed as a recorded graph (exec::Recording). The host looks at
-/// the state once per batch of iterations instead of three times per iteration.
+/// the state once per batch of iterations instead of three times per iteration. The preconditioner is the
+/// diagonal (Jacobi, fused into the kernels) or any SPD linear map given to solve(), e.g. a multigrid
+/// cycle (aggregation_multigrid.hpp), whose kernels then follow the update kernel with one more block
+/// kernel for the partial sums of r.z.
 ///
-/// Per iteration k (p, z, r, x as in Algorithm 9.1, M the diagonal of A):
+/// Per iteration k (p, z, r, x as in Algorithm 9.1, M the diagonal of A or the map given):
 ///
 ///   direction kernel: every block reduces the per-block partial sums r.r, r.z and x.x of the last
 ///     update, stops by CgSettings' rule or at k = max_iterations; else p = z + beta p (beta = r.z / the

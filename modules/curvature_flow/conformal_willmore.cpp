@@ -576,8 +576,7 @@ void ConformalWillmoreFlow::similarity_transform() {
   // unit q, and which one the iteration returns depends on where it started: a rigid rotation of the new
   // surface. The one with a real, positive mass-weighted mean sum M lambda is kept, whatever the start.
   exec::parallel_for(n_, WeightedTransform{lambda_.span(), mass_.span(), sums_.span()});
-  double mean[4];
-  for (std::size_t c = 0; c < 4; ++c) mean[c] = exec::sum(Span<const double>(sums_.data() + c * n_, n_));
+  const std::vector<double> mean = exec::column_sums(Span<const double>(sums_.data(), 4 * n_), 4);
   const double length =
       std::sqrt(mean[0] * mean[0] + mean[1] * mean[1] + mean[2] * mean[2] + mean[3] * mean[3]);
   if (length > 0.0)
