@@ -376,6 +376,7 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   diagonal_.assign(pattern_.diagonal);
   dirac_quaternions_.resize(4 * pattern_.columns.size());
   lambda_.resize(4 * n_);
+  lambda_.zero();  // no start yet (similarity_values() before the first step)
   sums_.resize(kSumCount * n_);
   rho_.zero();
 
@@ -661,6 +662,12 @@ SurfaceMeasures ConformalWillmoreFlow::measures() {
 void ConformalWillmoreFlow::set_curvature_change(const std::vector<double>& rho) {
   if (rho.size() != n_) throw std::invalid_argument("set_curvature_change: one value per vertex");
   rho_.assign(rho);
+}
+
+void ConformalWillmoreFlow::set_similarity_values(const std::vector<double>& lambda) {
+  if (lambda.size() != 4 * n_) throw std::invalid_argument("set_similarity_values: 4 values per vertex");
+  lambda_.assign(lambda);
+  lambda_warm_ = std::any_of(lambda.begin(), lambda.end(), [](double v) { return v != 0.0; });
 }
 
 void ConformalWillmoreFlow::set_positions(const std::vector<double>& xyz) {

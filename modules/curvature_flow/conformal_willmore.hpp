@@ -165,8 +165,12 @@ class ConformalWillmoreFlow {
   std::vector<double> positions() const;
   /// Mean curvature per vertex from the last mean_curvature() [1/length].
   std::vector<double> mean_curvature_values() const { return h_.to_host(); }
-  /// lambda, 4 n values (w x y z per vertex).
+  /// lambda, 4 n values (w x y z per vertex); zero before the first step.
   std::vector<double> similarity_values() const { return lambda_.to_host(); }
+  /// Replaces lambda (4 n values): the start of the next conjugate-gradient inverse iteration, as after the
+  /// step that computed it (a restart from a checkpoint continues exactly); all zeros: no start, the next
+  /// iteration begins at lambda = 1.
+  void set_similarity_values(const std::vector<double>& lambda);
 
  private:
   /// x = (E - sigma)^-1 b; `quotient` is b's Rayleigh quotient for E (the CG start is b / (quotient -

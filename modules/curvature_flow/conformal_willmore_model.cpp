@@ -22,18 +22,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The flowing surface as a World field: its positions are the state a checkpoint stores.
+/// The flowing surface as a World field: its positions, and the last similarity transforms where the next
+/// step's conjugate-gradient inverse iteration starts from them, are the state a checkpoint stores.
 class ConformalSurface final : public FieldBase {
  public:
   ConformalSurface(const mesh::TriangleMesh& m, const ConformalWillmoreSettings& s)
-      : FieldBase("surface"), flow(m, s), host_(3 * m.vertex_count()) {}
-  void download() override { host_ = flow.positions(); }
-  void upload() override { flow.set_positions(host_); }
+      : FieldBase("surface"), flow(m, s), host_(3 * m.vertex_count()), lambda_(4 * m.vertex_count()) {}
+  void download() override {
+    host_ = flow.positions();
+    lambda_ = flow.similarity_values();
+  }
+  void upload() override {
+    flow.set_positions(host_);
+    flow.set_similarity_values(lambda_);
+  }
   std::size_t bytes() const override {
     return flow.dirac().nonzeros() * 12 + flow.laplacian().nonzeros() * 12 + flow.vertex_count() * 200;
   }
   std::vector<HostArray> host_arrays() override {
-    return {HostArray{"positions", ScalarType::f64, {flow.vertex_count(), 3}, host_.data()}};
+    return {HostArray{"positions", ScalarType::f64, {flow.vertex_count(), 3}, host_.data()},
+            HostArray{"similarity_transforms", ScalarType::f64, {flow.vertex_count(), 4}, lambda_.data()}};
   }
   bool surface_geometry(std::vector<double>& points, std::vector<std::int32_t>& triangles) const override {
     points = host_;
@@ -45,6 +53,7 @@ class ConformalSurface final : public FieldBase {
 
  private:
   std::vector<double> host_;
+  std::vector<double> lambda_;  ///< w x y z per vertex; zero before the first step
 };
 
 /// One flow step per time step, tau = the step length.

@@ -409,6 +409,7 @@ TEST_CASE("conformal Willmore flow refuses bad input", "[conformal_willmore]") {
   s.first_solve_tolerance = -1e-10;
   CHECK_THROWS_AS(ConformalWillmoreFlow(mesh::icosphere(1, 1.0), s), std::invalid_argument);
   ConformalWillmoreFlow flow(mesh::icosphere(1, 1.0), {});
+  CHECK_THROWS_AS(flow.set_similarity_values(std::vector<double>(3, 1.0)), std::invalid_argument);
   CHECK_THROWS_AS(flow.step(0.0), std::invalid_argument);
   CHECK_THROWS_AS(flow.step(-1.0), std::invalid_argument);
   CHECK_THROWS_AS(linear_solver_from_string("lu"), std::invalid_argument);
