@@ -6,6 +6,7 @@
 #include <thrust/execution_policy.h>
 #include <thrust/functional.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/discard_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 #include <thrust/reduce.h>
 #include <thrust/scan.h>
@@ -142,23 +143,22 @@ double sum(Span<const double> x) {
   });
 }
 
-std::vector<double> column_sums(Span<const double> x, std::size_t columns) {
+std::vector<double> column_sums(Span<const double> x, std::size_t columns, DeviceBuffer<double>& scratch) {
   if (columns == 0 || x.size() % columns != 0)
     throw std::invalid_argument("column_sums: " + std::to_string(x.size()) + " values do not form " +
                                 std::to_string(columns) + " equal columns");
   std::vector<double> out(columns, 0.0);
   const std::size_t rows = x.size() / columns;
   if (rows == 0) return out;
-  DeviceBuffer<double> sums(columns);
-  DeviceBuffer<std::size_t> keys(columns);
+  scratch.ensure(columns);
   const auto column =
       thrust::make_transform_iterator(thrust::make_counting_iterator<std::size_t>(0), ColumnOf{rows});
   with_policy(x.size(), [&](auto policy) {
     thrust::reduce_by_key(policy, column, column + static_cast<std::ptrdiff_t>(x.size()), x.begin(),
-                          keys.data(), sums.data());
+                          thrust::make_discard_iterator(), scratch.data());
     return 0;
   });
-  sums.download(out.data(), columns);
+  scratch.download(out.data(), columns);
   return out;
 }
 

@@ -51,8 +51,10 @@ double sum(Span<const float> x);
 double sum(Span<const double> x);
 /// The sums of the `columns` consecutive equal-length columns of x (x.size() a multiple of columns), in
 /// one reduction and one copy to the host instead of one each (thrust::reduce_by_key; deterministic for a
-/// given backend and size). @throws std::invalid_argument when x does not split into the columns.
-std::vector<double> column_sums(Span<const double> x, std::size_t columns);
+/// given backend and size). `scratch` (grown as needed, kept by the caller) receives the sums on the
+/// backend, so that a per-step call allocates nothing once warm. @throws std::invalid_argument when x
+/// does not split into the columns.
+std::vector<double> column_sums(Span<const double> x, std::size_t columns, DeviceBuffer<double>& scratch);
 /// Largest value of x; -infinity for an empty span. NaN entries are ignored.
 float max_value(Span<const float> x);
 double max_value(Span<const double> x);

@@ -431,7 +431,7 @@ SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
                                    corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
                                    mass_.span(), normal_.span(), h_.span(), sums_.span()});
   const std::vector<double> s =
-      exec::column_sums(Span<const double>(sums_.data(), kSumCount * n_), kSumCount);
+      exec::column_sums(Span<const double>(sums_.data(), kSumCount * n_), kSumCount, scratch_);
   // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
   // M-orthogonal projection of H onto span B. Cholesky of G, dropping a basis vector that depends on the
   // earlier ones (a flat mesh has constant normals), which is Gram-Schmidt with the same span.
@@ -577,7 +577,7 @@ void ConformalWillmoreFlow::similarity_transform() {
   // unit q, and which one the iteration returns depends on where it started: a rigid rotation of the new
   // surface. The one with a real, positive mass-weighted mean sum M lambda is kept, whatever the start.
   exec::parallel_for(n_, WeightedTransform{lambda_.span(), mass_.span(), sums_.span()});
-  const std::vector<double> mean = exec::column_sums(Span<const double>(sums_.data(), 4 * n_), 4);
+  const std::vector<double> mean = exec::column_sums(Span<const double>(sums_.data(), 4 * n_), 4, scratch_);
   const double length =
       std::sqrt(mean[0] * mean[0] + mean[1] * mean[1] + mean[2] * mean[2] + mean[3] * mean[3]);
   if (length > 0.0)

@@ -310,11 +310,11 @@ TEST_CASE("column_sums adds up each of several equal columns in one reduction", 
       host[c * rows + i] = static_cast<double>((i * 31 + c * 7) % 97) - 40.0;
       expected[c] += host[c * rows + i];
     }
-  DeviceBuffer<double> d;
+  DeviceBuffer<double> d, scratch;
   d.assign(host);
-  CHECK(exec::column_sums(d.span(), columns) == expected);
-  CHECK(exec::column_sums(Span<const double>(d.data(), 0), 3) == std::vector<double>(3, 0.0));
-  CHECK_THROWS_AS(exec::column_sums(Span<const double>(d.data(), 10), 3), std::invalid_argument);
+  CHECK(exec::column_sums(d.span(), columns, scratch) == expected);
+  CHECK(exec::column_sums(Span<const double>(d.data(), 0), 3, scratch) == std::vector<double>(3, 0.0));
+  CHECK_THROWS_AS(exec::column_sums(Span<const double>(d.data(), 10), 3, scratch), std::invalid_argument);
 }
 
 TEST_CASE("DeviceBuffer moves ownership and copies between host and device", "[exec]") {
