@@ -38,6 +38,39 @@ class Block {
     for (std::size_t l = 0; l < count; ++l) f(l);
 #endif
   }
+  /// Lane groups, for sums over a few irregular terms per item (a sparse row's entries, an aggregate's
+  /// members) whose loads should be in flight together rather than one after another: item i in
+  /// [0, count) gets G lanes; partial(i, lane, s) adds lane's terms into s[0 .. V) (zeroed), the lanes'
+  /// s are summed by a butterfly (offsets G/2, G/4, .. 1), and finish(i, lane, totals) is called by every
+  /// lane with the same totals. On CUDA the lanes are G consecutive threads of a warp summed by
+  /// __shfl_xor_sync: blockDim.x must be a multiple of 32 and G a power of two <= 32. On the CPU backend
+  /// the lanes run one after another and are summed in the butterfly's order, so both backends round
+  /// alike. Items of one call must be independent.
+  template <int G, int V, class Partial, class Finish>
+  TISSUE_HD void for_each_group(std::size_t count, const Partial& partial, const Finish& finish) const {
+    static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "G: a power of two up to the warp size");
+#if TISSUE_ON_DEVICE
+    const std::size_t per_pass = blockDim.x / G;
+    const int lane = static_cast<int>(threadIdx.x % G);
+    for (std::size_t first = 0; first < count; first += per_pass) {  // the same passes in every thread
+      const std::size_t i = first + threadIdx.x / G;
+      double s[V] = {};
+      if (i < count) partial(i, lane, s);
+      for (int offset = G / 2; offset > 0; offset /= 2)
+        for (int v = 0; v < V; ++v) s[v] += __shfl_xor_sync(0xffffffffu, s[v], offset);
+      if (i < count) finish(i, lane, s);
+    }
+#else
+    for (std::size_t i = 0; i < count; ++i) {
+      double s[G][V] = {};
+      for (int lane = 0; lane < G; ++lane) partial(i, lane, s[lane]);
+      for (int offset = G / 2; offset > 0; offset /= 2)  // lane l < offset: s_l + s_(l ^ offset)
+        for (int l = 0; l < offset; ++l)
+          for (int v = 0; v < V; ++v) s[l][v] += s[l + offset][v];
+      for (int lane = 0; lane < G; ++lane) finish(i, lane, s[0]);
+    }
+#endif
+  }
   /// Barrier: every for_each before it has finished in every thread of the block.
   TISSUE_HD void sync() const {
 #if TISSUE_ON_DEVICE

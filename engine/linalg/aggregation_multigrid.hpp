@@ -18,7 +18,8 @@
 ///
 /// The cycle, a symmetric V(1,1) that is a fixed linear SPD map (so plain CG applies), on every level:
 ///   x = W b (one Jacobi sweep from zero), r = b - A x, b_c = P^T r;
-///   z_c from the next level (the coarsest: kAmgCoarsestSweeps Jacobi sweeps from zero, in one block);
+///   z_c from the next level (the coarsest: kAmgCoarsestSweeps Jacobi sweeps from zero, in one block,
+///   on a copy of its operator in shared memory);
 ///   x += alpha P z_c (alpha = 1.5, the over-correction that compensates the piecewise-constant
 ///   prolongation's too-small coarse correction, Braess 1995), z = x + W (b - A x).
 /// W_jj = 1 / max(a_jj / (2/3), sum_k |a_jk| / 1.8): damped Jacobi, bounded by the l1 row sum (Baker,
@@ -27,8 +28,9 @@
 /// (34 834 vertices) this cuts CG iterations about 15-fold for L and 7-fold for E.
 ///
 /// Kernels per cycle: 3 per level above the coarsest (residual, restriction, correction and post-smoothing,
-/// each one row per thread, the smoothed values of the neighbours recomputed where a row needs them) and
-/// one single-block kernel for the coarsest.
+/// each an item of the operator per kLanes lanes (solver_blocks.hpp), the smoothed values of the
+/// neighbours recomputed where a row needs them, the aggregate of every entry's column precomputed) and
+/// one single-block kernel for the coarsest; the finest correction also sums r . z for the solver.
 ///
 /// The operator type (conjugate_gradient.hpp's Operator) additionally provides, for multigrid:
 /// - `static constexpr int kValuesPerEntry`: values per pattern entry (1; 4 for quaternions);
@@ -36,8 +38,11 @@
 /// - `TISSUE_HD std::size_t node_of(std::size_t j) const`, `slot_of(j)`: the node of unknown j and which
 ///   of its unknowns j is, and `unknown(node, slot)` back;
 /// - `TISSUE_HD double absolute_row_sum(std::size_t j) const`: sum_k |a_jk|;
-/// - `Operator on_pattern(std::size_t nodes, Span<const std::int32_t> offsets, Span<const std::int32_t>
-///   columns, Span<const double> values) const`: the same kind of operator on another pattern;
+/// - items and lanes (conjugate_gradient.hpp's Operator): `kItemUnknowns`, `kLanes`, `item_partial`, the
+///   unknowns of an item being unknown(node, slot + u) for u < kItemUnknowns;
+/// - `TISSUE_HD Operator on_pattern(std::size_t nodes, Span<const std::int32_t> offsets,
+///   Span<const std::int32_t> columns, Span<const double> values) const`: the same kind of operator on
+///   another pattern, and the spans `offsets`, `columns`, `values` of its own as public members;
 ///
 /// and its pattern (offsets over nodes, ascending columns with the diagonal, symmetric) is the graph that
 /// is aggregated. Translation units that instantiate update() or apply() launch kernels: compile them as
@@ -53,6 +58,7 @@
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/math.hpp"
 #include "engine/exec/parallel_for.hpp"
+#include "engine/linalg/solver_blocks.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
 
 namespace tissue::linalg {
@@ -117,22 +123,42 @@ struct AmgSmoothedRead {
   const double* w;
   const double* b;
   TISSUE_HD double operator()(std::size_t k) const { return w[k] * b[k]; }
+  TISSUE_HD double operator()(std::size_t k, std::int32_t) const { return w[k] * b[k]; }
 };
 
-/// r = b - A (W b).
+/// The first unknown of a solver block and how many of the operator's unknowns it holds.
+template <class Operator>
+TISSUE_HD std::size_t amg_block_unknowns(const exec::Block& block, const Operator& a, std::size_t* first) {
+  *first = block.index() * kSolverBlockUnknowns;
+  return math::min(kSolverBlockUnknowns, a.size() - *first);
+}
+
+/// r = b - A (W b), one solver block of unknowns per block.
 template <class Operator>
 struct AmgResidual {
   Operator a;
   const std::int32_t* stop;
   Span<const double> b, w;
   Span<double> r;
-  TISSUE_HD void operator()(std::size_t j) const {
+  TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    r[j] = b[j] - a.row(j, AmgSmoothedRead{w.data(), b.data()});
+    std::size_t first = 0;
+    const std::size_t count = amg_block_unknowns(block, a, &first);
+    constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
+    const AmgSmoothedRead x{w.data(), b.data()};
+    block.template for_each_group<G, U>(
+        count / U, [&](std::size_t i, int lane, double* s) { a.item_partial(first / U + i, lane, x, s); },
+        [&](std::size_t i, int lane, const double* s) {
+          for_lane_unknowns<G, U>(lane, [&](int u) {
+            const std::size_t j = first + i * U + static_cast<std::size_t>(u);
+            r[j] = b[j] - s[u];
+          });
+        });
   }
 };
 
-/// b_c = P^T r: every coarse unknown sums its aggregate's fine unknowns of the same slot.
+/// b_c = P^T r: every coarse unknown sums its aggregate's fine unknowns of the same slot, the members
+/// spread over the lanes of the coarse item.
 template <class Operator>
 struct AmgRestrict {
   Operator fine, coarse;
@@ -140,21 +166,33 @@ struct AmgRestrict {
   Span<const std::int32_t> member_offsets, members;
   Span<const double> r;
   Span<double> bc;
-  TISSUE_HD void operator()(std::size_t jc) const {
+  TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    const std::size_t node = coarse.node_of(jc), slot = coarse.slot_of(jc);
-    double s = 0.0;
-    for (std::int32_t m = member_offsets[node]; m < member_offsets[node + 1]; ++m)
-      s += r[fine.unknown(static_cast<std::size_t>(members[static_cast<std::size_t>(m)]), slot)];
-    bc[jc] = s;
+    std::size_t first = 0;
+    const std::size_t count = amg_block_unknowns(block, coarse, &first);
+    constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
+    block.template for_each_group<G, U>(
+        count / U,
+        [&](std::size_t i, int lane, double* s) {
+          const std::size_t jc = first + i * U, node = coarse.node_of(jc), slot = coarse.slot_of(jc);
+          for (std::int32_t m = member_offsets[node] + lane; m < member_offsets[node + 1]; m += G) {
+            const auto member = static_cast<std::size_t>(members[static_cast<std::size_t>(m)]);
+            for (int u = 0; u < U; ++u) s[u] += r[fine.unknown(member, slot + static_cast<std::size_t>(u))];
+          }
+        },
+        [&](std::size_t i, int lane, const double* s) {
+          for_lane_unknowns<G, U>(lane, [&](int u) { bc[first + i * U + static_cast<std::size_t>(u)] = s[u]; });
+        });
   }
 };
 
-/// x_k = w_k b_k + alpha (P z_c)_k: the smoothed and corrected iterate, recomputed where a row reads it.
+/// x_k = w_k b_k + alpha (P z_c)_k: the smoothed and corrected iterate, recomputed where a row reads it;
+/// x(k, e) takes the aggregate of entry e's column from entry_aggregate (one dependent load fewer).
 template <class Operator>
 struct AmgCorrectedRead {
   Operator fine, coarse;
   const std::int32_t* aggregate;
+  const std::int32_t* entry_aggregate;
   const double* w;
   const double* b;
   const double* zc;
@@ -163,47 +201,143 @@ struct AmgCorrectedRead {
         coarse.unknown(static_cast<std::size_t>(aggregate[fine.node_of(k)]), fine.slot_of(k));
     return w[k] * b[k] + kAmgOverCorrection * zc[jc];
   }
+  TISSUE_HD double operator()(std::size_t k, std::int32_t e) const {
+    const std::size_t jc =
+        coarse.unknown(static_cast<std::size_t>(entry_aggregate[static_cast<std::size_t>(e)]), fine.slot_of(k));
+    return w[k] * b[k] + kAmgOverCorrection * zc[jc];
+  }
 };
 
-/// z = x + W (b - A x) for the corrected x.
+/// z = x + W (b - A x) for the corrected x; with a nonempty `dot`, also the partial sums of b . z per
+/// solver block (on the finest level b is the solver's residual r, so they are its r . z).
 template <class Operator>
 struct AmgCorrect {
   Operator fine, coarse;
   const std::int32_t* stop;
-  Span<const std::int32_t> aggregate;
+  Span<const std::int32_t> aggregate, entry_aggregate;
   Span<const double> b, w, zc;
   Span<double> z;
-  TISSUE_HD void operator()(std::size_t j) const {
+  BlockPartials dot;
+  TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    const AmgCorrectedRead<Operator> x{fine, coarse, aggregate.data(), w.data(), b.data(), zc.data()};
-    z[j] = x(j) + w[j] * (b[j] - fine.row(j, x));
+    std::size_t first = 0;
+    const std::size_t count = amg_block_unknowns(block, fine, &first);
+    const bool partials = !dot.out.empty();
+    constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
+    double* shared = static_cast<double*>(block.shared());
+    const AmgCorrectedRead<Operator> x{fine,     coarse,   aggregate.data(), entry_aggregate.data(),
+                                       w.data(), b.data(), zc.data()};
+    block.template for_each_group<G, U>(
+        count / U, [&](std::size_t i, int lane, double* s) { fine.item_partial(first / U + i, lane, x, s); },
+        [&](std::size_t i, int lane, const double* s) {
+          for_lane_unknowns<G, U>(lane, [&](int u) {
+            const std::size_t l = i * U + static_cast<std::size_t>(u), j = first + l;
+            const double zj = x(j) + w[j] * (b[j] - s[u]);
+            z[j] = zj;
+            if (partials) shared[l] = b[j] * zj;
+          });
+        });
+    if (!partials) return;
+    block.for_each(kSolverBlockUnknowns - count, [&](std::size_t l) { shared[count + l] = 0.0; });
+    double bz = 0.0;
+    block_slot_sums<1>(block, shared, &bz);
+    block.for_each(1, [&](std::size_t) { dot.out[dot.stride * block.index() + dot.offset] = bz; });
   }
 };
 
-/// The coarsest level: kAmgCoarsestSweeps Jacobi sweeps from zero in one block (x, y: scratch vectors).
+/// The partial sums of r . z per solver block (when the coarsest level is the operator itself).
+struct AmgResidualDot {
+  const std::int32_t* stop;
+  Span<const double> r, z;
+  BlockPartials dot;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    if (*stop) return;
+    double* shared = static_cast<double*>(block.shared());
+    block.for_each(kSolverBlockUnknowns, [&](std::size_t l) {
+      const std::size_t j = block.index() * kSolverBlockUnknowns + l;
+      shared[l] = j < r.size() ? r[j] * z[j] : 0.0;
+    });
+    double rz = 0.0;
+    block_slot_sums<1>(block, shared, &rz);
+    block.for_each(1, [&](std::size_t) { dot.out[dot.stride * block.index() + dot.offset] = rz; });
+  }
+};
+
+/// The coarsest level: kAmgCoarsestSweeps Jacobi sweeps from zero in one block, on a copy of the
+/// operator, b and w in the block's shared memory (laid out by amg_coarsest_shared_bytes; in_shared) or
+/// from global memory with x, y as scratch vectors (a coarsest level too large for shared memory).
 template <class Operator>
 struct AmgCoarsest {
   Operator a;
   const std::int32_t* stop;
   Span<const double> b, w;
   Span<double> x, y, z;
+  bool in_shared;
   TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    const std::size_t n = a.size();
-    double* cur = x.data();
-    double* next = y.data();
-    block.for_each(n, [&](std::size_t j) { cur[j] = w[j] * b[j]; });
+    const std::size_t n = a.size(), nodes = a.nodes(), entries = a.columns.size();
+    if (!in_shared) {
+      sweeps(block, a, b.data(), w.data(), x.data(), y.data());
+      return;
+    }
+    auto* values = static_cast<double*>(block.shared());
+    double* sb = values + Operator::kValuesPerEntry * entries;
+    double* sw = sb + n;
+    double* cur = sw + n;
+    double* next = cur + n;
+    auto* offsets = reinterpret_cast<std::int32_t*>(next + n);
+    std::int32_t* columns = offsets + nodes + 1;
+    block.for_each(Operator::kValuesPerEntry * entries, [&](std::size_t k) { values[k] = a.values[k]; });
+    block.for_each(nodes + 1, [&](std::size_t k) { offsets[k] = a.offsets[k]; });
+    block.for_each(entries, [&](std::size_t k) { columns[k] = a.columns[k]; });
+    block.for_each(n, [&](std::size_t j) {
+      sb[j] = b[j];
+      sw[j] = w[j];
+    });
+    block.sync();
+    const Operator local = a.on_pattern(nodes, Span<const std::int32_t>(offsets, nodes + 1),
+                                        Span<const std::int32_t>(columns, entries),
+                                        Span<const double>(values, Operator::kValuesPerEntry * entries));
+    sweeps(block, local, sb, sw, cur, next);
+  }
+
+  /// x = W b, then kAmgCoarsestSweeps - 1 sweeps x += W (b - A x) (cur, next: scratch), into z.
+  TISSUE_HD void sweeps(const exec::Block& block, const Operator& op, const double* sb, const double* sw,
+                        double* cur, double* next) const {
+    constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
+    const std::size_t n = op.size();
+    block.for_each(n, [&](std::size_t j) { cur[j] = sw[j] * sb[j]; });
     block.sync();
     for (int s = 1; s < kAmgCoarsestSweeps; ++s) {
-      block.for_each(n, [&](std::size_t j) { next[j] = cur[j] + w[j] * (b[j] - a.row(j, VectorRead{cur})); });
+      block.template for_each_group<G, U>(
+          n / U, [&](std::size_t i, int lane, double* t) { op.item_partial(i, lane, VectorRead{cur}, t); },
+          [&](std::size_t i, int lane, const double* t) {
+            for_lane_unknowns<G, U>(lane, [&](int u) {
+              const std::size_t j = i * U + static_cast<std::size_t>(u);
+              next[j] = cur[j] + sw[j] * (sb[j] - t[u]);
+            });
+          });
       block.sync();
-      double* t = cur;
+      double* swap = cur;
       cur = next;
-      next = t;
+      next = swap;
     }
     block.for_each(n, [&](std::size_t j) { z[j] = cur[j]; });
   }
 };
+
+/// Shared memory of AmgCoarsest for an operator held there: its values, b, w and two sweep vectors
+/// (doubles), then its offsets and columns.
+template <class Operator>
+std::size_t amg_coarsest_shared_bytes(const Operator& a) {
+  const std::size_t entries = a.columns.size();
+  return (Operator::kValuesPerEntry * entries + 4 * a.size()) * sizeof(double) +
+         (a.nodes() + 1 + entries) * sizeof(std::int32_t);
+}
+
+/// Up to this much shared memory the coarsest level's sweeps read the operator there (the default
+/// limit of a block without opting in).
+constexpr std::size_t kAmgCoarsestSharedLimit = 48 * 1024;
 
 }  // namespace detail
 
@@ -225,6 +359,11 @@ class AggregationMultigrid {
       Level& d = levels_[l];
       d.nodes = h.member_offsets.size() - 1;
       d.aggregate.assign(h.aggregate);
+      const std::vector<std::int32_t>& fine_columns = l == 0 ? columns : hierarchy[l - 1].columns;
+      std::vector<std::int32_t> entry_aggregate(fine_columns.size());
+      for (std::size_t k = 0; k < fine_columns.size(); ++k)
+        entry_aggregate[k] = h.aggregate[static_cast<std::size_t>(fine_columns[k])];
+      d.entry_aggregate.assign(entry_aggregate);
       d.member_offsets.assign(h.member_offsets);
       d.members.assign(h.members);
       d.offsets.assign(h.offsets);
@@ -267,29 +406,51 @@ class AggregationMultigrid {
   /// z = B r, one V(1,1)-cycle for the operator given to the last update() (a: the same operator; its
   /// values may have been shifted since, B stays an SPD preconditioner). r and z must not overlap.
   /// stop: a device flag read by every kernel, which do nothing while it is nonzero (a conjugate-gradient
-  /// solve that has stopped); nullptr for none. Asynchronous on the CUDA backend.
-  void apply(const Operator& a, Span<const double> r, Span<double> z, const std::int32_t* stop = nullptr) {
+  /// solve that has stopped); nullptr for none. rz: where to write the partial sums of r . z per solver
+  /// block (solver_blocks.hpp), fused into the last kernel; empty for none. Asynchronous on the CUDA
+  /// backend.
+  void apply(const Operator& a, Span<const double> r, Span<double> z, const std::int32_t* stop = nullptr,
+             BlockPartials rz = {}) {
     if (!updated_) throw std::logic_error("AggregationMultigrid::apply before update()");
     if (stop == nullptr) stop = never_.data();
     const std::size_t levels = levels_.size();
     const auto op = [&](std::size_t l) -> const Operator& { return l == 0 ? a : coarse_[l - 1]; };
     const auto b = [&](std::size_t l) { return l == 0 ? r : Span<const double>(b_[l].span()); };
     const auto zl = [&](std::size_t l) { return l == 0 ? z : z_[l].span(); };
+    const auto blocks = [&](std::size_t l) {
+      return (op(l).size() + kSolverBlockUnknowns - 1) / kSolverBlockUnknowns;
+    };
+    constexpr unsigned threads = solver_block_threads<Operator>();
+    constexpr std::size_t shared = kSolverBlockUnknowns * sizeof(double);
+    const auto residual = [&](std::size_t l) {
+      return detail::AmgResidual<Operator>{op(l), stop, b(l), weight_[l].span(), r_[l].span()};
+    };
+    const auto restriction = [&](std::size_t l) {
+      return detail::AmgRestrict<Operator>{op(l),         op(l + 1),
+                                           stop,          levels_[l].member_offsets.span(),
+                                           levels_[l].members.span(), r_[l].span(),
+                                           b_[l + 1].span()};
+    };
+    const auto correct = [&](std::size_t l, BlockPartials dot) {
+      return detail::AmgCorrect<Operator>{op(l),        op(l + 1), stop, levels_[l].aggregate.span(),
+                                          levels_[l].entry_aggregate.span(), b(l), weight_[l].span(),
+                                          zl(l + 1),    zl(l),     dot};
+    };
+    const std::size_t coarsest_bytes = detail::amg_coarsest_shared_bytes(op(levels));
+    const bool in_shared = coarsest_bytes <= detail::kAmgCoarsestSharedLimit;
+    const detail::AmgCoarsest<Operator> coarsest{op(levels),       stop,
+                                                 b(levels),        weight_[levels].span(),
+                                                 sweep_[0].span(), sweep_[1].span(),
+                                                 zl(levels),       in_shared};
     for (std::size_t l = 0; l < levels; ++l) {
-      const Level& d = levels_[l];
-      exec::parallel_for(op(l).size(),
-                         detail::AmgResidual<Operator>{op(l), stop, b(l), weight_[l].span(), r_[l].span()});
-      exec::parallel_for(op(l + 1).size(),
-                         detail::AmgRestrict<Operator>{op(l), op(l + 1), stop, d.member_offsets.span(),
-                                                       d.members.span(), r_[l].span(), b_[l + 1].span()});
+      exec::block_for(blocks(l), threads, 0, residual(l));
+      exec::block_for(blocks(l + 1), threads, 0, restriction(l));
     }
-    exec::block_for(1, detail::kAmgCoarsestThreads, 0,
-                    detail::AmgCoarsest<Operator>{op(levels), stop, b(levels), weight_[levels].span(),
-                                                  sweep_[0].span(), sweep_[1].span(), zl(levels)});
+    exec::block_for(1, detail::kAmgCoarsestThreads, in_shared ? coarsest_bytes : 0, coarsest);
     for (std::size_t l = levels; l-- > 0;)
-      exec::parallel_for(op(l).size(),
-                         detail::AmgCorrect<Operator>{op(l), op(l + 1), stop, levels_[l].aggregate.span(),
-                                                      b(l), weight_[l].span(), zl(l + 1), zl(l)});
+      exec::block_for(blocks(l), threads, shared, correct(l, l == 0 ? rz : BlockPartials{}));
+    if (levels == 0 && !rz.out.empty())
+      exec::block_for(blocks(0), kSolverBlockUnknowns, shared, detail::AmgResidualDot{stop, r, z, rz});
   }
 
   /// Levels including the finest (1: the coarsest sweeps act on the operator itself).
@@ -306,6 +467,7 @@ class AggregationMultigrid {
   struct Level {
     std::size_t nodes = 0;  ///< coarse nodes
     DeviceBuffer<std::int32_t> aggregate, member_offsets, members, offsets, columns, source_offsets, sources;
+    DeviceBuffer<std::int32_t> entry_aggregate;  ///< per entry of the finer pattern: its column's aggregate
     DeviceBuffer<double> values;  ///< of the coarse operator
   };
 

@@ -6,8 +6,8 @@
 /// and on the CUDA backend the iterations replayed as a recorded graph (exec::Recording). The host looks at
 /// the state once per batch of iterations instead of three times per iteration. The preconditioner is the
 /// diagonal (Jacobi, fused into the kernels) or any SPD linear map given to solve(), e.g. a multigrid
-/// cycle (aggregation_multigrid.hpp), whose kernels then follow the update kernel with one more block
-/// kernel for the partial sums of r.z.
+/// cycle (aggregation_multigrid.hpp), whose kernels then follow the update kernel, the last of them also
+/// writing the partial sums of r.z.
 ///
 /// Per iteration k (p, z, r, x as in Algorithm 9.1, M the diagonal of A or the map given):
 ///
@@ -23,17 +23,23 @@
 /// (each kernel reads the one the other writes), so no block reads a value another block of the same launch
 /// writes.
 ///
-/// The matrix is an Operator: a symmetric positive (semi-)definite matrix applied one row per thread:
+/// The matrix is an Operator: a symmetric positive (semi-)definite matrix whose unknowns come in items
+/// of kItemUnknowns consecutive unknowns sharing their pattern entries (a vertex's quaternion, or a
+/// single unknown), each item's product computed by kLanes lanes (exec::Block::for_each_group):
 ///
 ///   struct Operator {
-///     TISSUE_HD std::size_t size() const;                           // unknowns
+///     static constexpr int kItemUnknowns, kLanes;  // U; G, a power of two with 128 / U * G <= 1024
+///     TISSUE_HD std::size_t size() const;          // unknowns, a multiple of U
 ///     template <class X> TISSUE_HD double row(std::size_t j, const X& x) const;  // (A x)_j; x(k) reads x_k
-///     TISSUE_HD double diagonal(std::size_t j) const;               // A_jj
+///     // y[0 .. U) += lane's share of (A x) at the item's unknowns: its pattern entries e = first + lane,
+///     // first + lane + G, ...; x(k, e) reads x_k for the column of entry e
+///     template <class X> TISSUE_HD void item_partial(std::size_t item, int lane, const X& x, double* y) const;
+///     TISSUE_HD double diagonal(std::size_t j) const;  // A_jj
 ///   };
 ///
-/// (One thread per unknown rather than per block of unknowns: the rows of a quaternion matrix or of
-/// several right-hand sides then run in parallel lanes that share their loads in L1, which is what
-/// hides the gathers' latency on small meshes.)
+/// (Several lanes per item rather than one thread per row: a row's gathers (column, then the vector
+/// there) are then in flight together instead of one entry after another; the products are
+/// latency-bound chains of dependent loads on meshes of tens of thousands of vertices.)
 /// Operators must be trivially copyable (spans and scalars): a recording is reused while the operator's
 /// bytes and the vectors are the same, so values updated in place need no new recording.
 /// CsrOperator below is the plain CSR case. A positive semi-definite A (a Laplacian with its constant
@@ -55,6 +61,7 @@
 #include "engine/exec/math.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/exec/recording.hpp"
+#include "engine/linalg/solver_blocks.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
 
 namespace tissue::linalg {
@@ -99,6 +106,8 @@ struct CgControl {
 template <int Width>
 struct CsrOperator {
   static constexpr int kValuesPerEntry = 1;  ///< (aggregation_multigrid.hpp)
+  static constexpr int kItemUnknowns = 1;    ///< every unknown is an item of its own
+  static constexpr int kLanes = 4;           ///< lanes per row (meshes: about 7 entries per row)
   std::size_t rows = 0;
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;
@@ -118,6 +127,13 @@ struct CsrOperator {
       y += values[static_cast<std::size_t>(k)] *
            x(base + static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]));
     return y;
+  }
+  template <class X>
+  TISSUE_HD void item_partial(std::size_t j, int lane, const X& x, double* y) const {
+    const std::size_t i = node_of(j), base = j - i;
+    for (std::int32_t k = offsets[i] + lane; k < offsets[i + 1]; k += kLanes)
+      y[0] += values[static_cast<std::size_t>(k)] *
+              x(base + static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]), k);
   }
   TISSUE_HD double diagonal(std::size_t j) const {
     const std::size_t i = node_of(j);
@@ -146,7 +162,7 @@ struct CsrOperator {
       s += math::abs(values[static_cast<std::size_t>(k)]);
     return s;
   }
-  CsrOperator on_pattern(std::size_t nodes, Span<const std::int32_t> o, Span<const std::int32_t> c,
+  TISSUE_HD CsrOperator on_pattern(std::size_t nodes, Span<const std::int32_t> o, Span<const std::int32_t> c,
                          Span<const double> v) const {
     CsrOperator a;
     a.rows = nodes;
@@ -159,8 +175,8 @@ struct CsrOperator {
 
 namespace detail {
 
-/// Threads per block of the solver kernels (one unknown per thread).
-constexpr unsigned kCgThreads = 128;
+/// Unknowns per block of the solver kernels (one per thread outside the operator's products).
+constexpr std::size_t kCgThreads = kSolverBlockUnknowns;
 
 using linalg::VectorRead;
 /// Reads z + beta p (the new direction, computed where the product needs it).
@@ -169,6 +185,7 @@ struct DirectionRead {
   const double* p;
   double beta;
   TISSUE_HD double operator()(std::size_t j) const { return beta == 0.0 ? z[j] : z[j] + beta * p[j]; }
+  TISSUE_HD double operator()(std::size_t j, std::int32_t) const { return (*this)(j); }
 };
 
 /// Sums K values per thread over the block (shared: K kCgThreads doubles); every thread gets the totals.
@@ -180,15 +197,7 @@ TISSUE_HD void block_sums(const exec::Block& block, double* shared, const F& f, 
     f(l, s);
     for (int k = 0; k < K; ++k) shared[k * kCgThreads + l] = s[k];
   });
-  block.sync();
-  for (std::size_t half = kCgThreads / 2; half > 0; half /= 2) {
-    block.for_each(half, [&](std::size_t l) {
-      for (int k = 0; k < K; ++k) shared[k * kCgThreads + l] += shared[k * kCgThreads + l + half];
-    });
-    block.sync();
-  }
-  for (int k = 0; k < K; ++k) totals[k] = shared[k * kCgThreads];
-  block.sync();  // the shared values are read before anyone reuses them
+  block_slot_sums<K>(block, shared, totals);
 }
 
 /// Whether the stopping rule holds (see CgSettings).
@@ -265,19 +274,26 @@ struct CgDirection {
     }
     if (block.index() == 0) block.for_each(1, [&](std::size_t) { *out = c; });
     if (c.done) return;
+    constexpr int U = Operator::kItemUnknowns;
+    const std::size_t first = block.index() * kCgThreads;
+    const std::size_t count = math::min(kCgThreads, a.size() - first);
+    const DirectionRead direction{z.data(), p_old.data(), beta};
+    block.for_each(kCgThreads - count, [&](std::size_t l) { shared[count + l] = 0.0; });
+    block.template for_each_group<Operator::kLanes, U>(
+        count / U,
+        [&](std::size_t i, int lane, double* s) { a.item_partial(first / U + i, lane, direction, s); },
+        [&](std::size_t i, int lane, const double* s) {
+          if (lane != 0) return;
+          for (int u = 0; u < U; ++u) {
+            const std::size_t l = i * U + static_cast<std::size_t>(u), j = first + l;
+            const double pj = direction(j);
+            p[j] = pj;
+            q[j] = s[u];
+            shared[l] = pj * s[u];
+          }
+        });
     double pq = 0.0;
-    block_sums<1>(
-        block, shared,
-        [&](std::size_t l, double* s) {
-          const std::size_t j = block.index() * kCgThreads + l;
-          if (j >= a.size()) return;
-          const DirectionRead direction{z.data(), p_old.data(), beta};
-          const double pj = direction(j), qj = a.row(j, direction);
-          p[j] = pj;
-          q[j] = qj;
-          s[0] += pj * qj;
-        },
-        &pq);
+    block_slot_sums<1>(block, shared, &pq);
     block.for_each(1, [&](std::size_t) { direction_partials[block.index()] = pq; });
   }
 };
@@ -338,30 +354,10 @@ struct CgUpdate {
   }
 };
 
-/// The partial sums of r . z per block into partials[3 b + 1], after a preconditioner has computed z
-/// (replacing the update kernel's Jacobi r . z); nothing once the solve has stopped.
-struct CgResidualDot {
-  const std::int32_t* stop;
-  Span<const double> r, z;
-  Span<double> partials;
-  TISSUE_HD void operator()(const exec::Block& block) const {
-    if (*stop) return;
-    double rz = 0.0;
-    block_sums<1>(
-        block, static_cast<double*>(block.shared()),
-        [&](std::size_t l, double* s) {
-          const std::size_t j = block.index() * kCgThreads + l;
-          if (j < r.size()) s[0] += r[j] * z[j];
-        },
-        &rz);
-    block.for_each(1, [&](std::size_t) { partials[3 * block.index() + 1] = rz; });
-  }
-};
-
 /// The preconditioner of a solve without one: Jacobi, fused into the solver's kernels.
 struct JacobiOnly {
   template <class Operator>
-  void apply(const Operator&, Span<const double>, Span<double>, const std::int32_t*) {}
+  void apply(const Operator&, Span<const double>, Span<double>, const std::int32_t*, BlockPartials) {}
   std::size_t generation() const { return 0; }
 };
 
@@ -383,8 +379,9 @@ class ConjugateGradient {
   /// Solves A x = b starting from the x given (a warm start). b and x have a.size() entries on the
   /// active backend. A must be symmetric positive definite with a positive diagonal, or positive
   /// semi-definite with b in its range. Preconditioner: Jacobi without `m`; with it, z = M^-1 r is
-  /// m->apply(a, r, z, stop) (an SPD linear map, e.g. one cycle of AggregationMultigrid updated for a's
-  /// values, whose kernels skip their work while the device flag `stop` is set). Returns unconverged
+  /// m->apply(a, r, z, stop, rz) (an SPD linear map, e.g. one cycle of AggregationMultigrid updated for
+  /// a's values, whose kernels skip their work while the device flag `stop` is set, and which writes the
+  /// partial sums of r . z per solver block where rz says). Returns unconverged
   /// results instead of throwing: the caller decides. @throws NumericalError when a breakdown
   /// (p . A p <= 0 or NaN) shows A is not positive definite.
   template <class Preconditioner = detail::JacobiOnly>
@@ -409,7 +406,7 @@ class ConjugateGradient {
     start.b_norm = b_norm;
     start.max_iterations = settings.max_iterations;
     control_.upload(&start, 1, 1);  // the update kernel's record, which the first direction kernel reads
-    exec::block_for(blocks, detail::kCgThreads, 3 * detail::kCgThreads * sizeof(double),
+    exec::block_for(blocks, kThreads, 3 * detail::kCgThreads * sizeof(double),
                     detail::CgStart<Operator>{a, b, x, span(r_, n), span(z_, n), span(inverse_diagonal_, n),
                                               span(update_partials_, 3 * blocks)});
     precondition(a, n, blocks, m);
@@ -454,6 +451,7 @@ class ConjugateGradient {
  private:
   /// Iterations per recorded sequence (even: the two direction buffers alternate).
   static constexpr int kRecordedIterations = 16;
+  static constexpr unsigned kThreads = solver_block_threads<Operator>();
 
   static Span<double> span(DeviceBuffer<double>& v, std::size_t n) { return Span<double>(v.data(), n); }
 
@@ -463,16 +461,14 @@ class ConjugateGradient {
            std::memcmp(recorded_operator_, &a, sizeof(Operator)) == 0;
   }
 
-  /// With a preconditioner: z = M^-1 r and the partial sums of r . z, after the start or update kernel
-  /// (whose record, control_[1], says whether the solve has stopped).
+  /// With a preconditioner: z = M^-1 r and the partial sums of r . z (written by the preconditioner's
+  /// last kernel into update_partials_[3 b + 1]), after the start or update kernel (whose record,
+  /// control_[1], says whether the solve has stopped).
   template <class Preconditioner>
   void precondition(const Operator& a, std::size_t n, std::size_t blocks, Preconditioner* m) {
     if (m == nullptr) return;
     const std::int32_t* stop = &control_.data()[1].done;
-    m->apply(a, span(r_, n), span(z_, n), stop);
-    exec::block_for(
-        blocks, detail::kCgThreads, detail::kCgThreads * sizeof(double),
-        detail::CgResidualDot{stop, span(r_, n), span(z_, n), span(update_partials_, 3 * blocks)});
+    m->apply(a, span(r_, n), span(z_, n), stop, BlockPartials{span(update_partials_, 3 * blocks), 3, 1});
   }
 
   template <class Preconditioner>
@@ -481,11 +477,11 @@ class ConjugateGradient {
     CgControl* control = control_.data();
     const std::size_t shared = 3 * detail::kCgThreads * sizeof(double);
     const Span<double> p_new = span(p_[1 - parity], n), p_old = span(p_[parity], n);
-    exec::block_for(blocks, detail::kCgThreads, shared,
+    exec::block_for(blocks, kThreads, shared,
                     detail::CgDirection<Operator>{a, control + 1, control, span(update_partials_, 3 * blocks),
                                                   span(z_, n), p_old, p_new, span(q_, n),
                                                   span(direction_partials_, blocks)});
-    exec::block_for(blocks, detail::kCgThreads, shared,
+    exec::block_for(blocks, kThreads, shared,
                     detail::CgUpdate<Operator>{a, control, control + 1, span(direction_partials_, blocks),
                                                p_new, span(q_, n), span(inverse_diagonal_, n), x, span(r_, n),
                                                span(z_, n), span(update_partials_, 3 * blocks)});

@@ -28,10 +28,16 @@ struct CsrMatrix {
   std::vector<double> to_dense() const;
 };
 
-/// Reads a plain vector: the `x(k)` of an operator's row(j, x) (conjugate_gradient.hpp).
+/// Unknowns per block of the solvers' block kernels: the conjugate-gradient kernels and the multigrid
+/// kernel that fuses r . z write one partial sum per block of this many consecutive unknowns.
+constexpr std::size_t kSolverBlockUnknowns = 128;
+
+/// Reads a plain vector: the `x(k)` of an operator's row(j, x), and the `x(k, e)` of its item_partial
+/// (e: the pattern entry whose column k belongs to, unused here) (conjugate_gradient.hpp).
 struct VectorRead {
   const double* v;
   TISSUE_HD double operator()(std::size_t j) const { return v[j]; }
+  TISSUE_HD double operator()(std::size_t j, std::int32_t) const { return v[j]; }
 };
 
 /// x . y over the first x.size() entries, with `scratch` (grown as needed) for the products.

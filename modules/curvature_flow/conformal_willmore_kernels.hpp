@@ -220,6 +220,8 @@ struct QuaternionBlocks {
 /// the real block form. The diagonal entries must be real (E's are).
 struct QuaternionMatrix {
   static constexpr int kValuesPerEntry = 4;  ///< (engine/linalg/aggregation_multigrid.hpp)
+  static constexpr int kItemUnknowns = 4;    ///< a vertex's quaternion (engine/linalg/conjugate_gradient.hpp)
+  static constexpr int kLanes = 4;           ///< lanes per vertex (about 7 entries: two per lane)
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;  ///< 4 per entry
 
@@ -237,6 +239,18 @@ struct QuaternionMatrix {
                x(j + static_cast<std::size_t>(d));
     }
     return sum;
+  }
+  /// y[c] += sum over the lane's entries k of vertex i of (a_k x_col(k))_c, a Hamilton product.
+  template <class X>
+  TISSUE_HD void item_partial(std::size_t i, int lane, const X& x, double* y) const {
+    for (std::int32_t k = offsets[i] + lane; k < offsets[i + 1]; k += kLanes) {
+      const auto e = 4 * static_cast<std::size_t>(k);
+      const auto j = 4 * static_cast<std::size_t>(columns[static_cast<std::size_t>(k)]);
+      const double a[4] = {values[e], values[e + 1], values[e + 2], values[e + 3]};
+      const double v[4] = {x(j, k), x(j + 1, k), x(j + 2, k), x(j + 3, k)};
+      for (int c = 0; c < 4; ++c)
+        for (int d = 0; d < 4; ++d) y[c] += left_multiplication_sign(c, d) * a[c ^ d] * v[d];
+    }
   }
   TISSUE_HD double diagonal(std::size_t r) const {
     const std::size_t i = r / 4;
@@ -262,7 +276,7 @@ struct QuaternionMatrix {
       for (std::size_t c = 0; c < 4; ++c) s += math::abs(values[4 * static_cast<std::size_t>(k) + c]);
     return s;
   }
-  QuaternionMatrix on_pattern(std::size_t, Span<const std::int32_t> o, Span<const std::int32_t> c,
+  TISSUE_HD QuaternionMatrix on_pattern(std::size_t, Span<const std::int32_t> o, Span<const std::int32_t> c,
                               Span<const double> v) const {
     return {o, c, v};
   }

@@ -105,6 +105,72 @@ struct SegmentMax {
     block.for_each(count, [&](std::size_t l) { out[first + l] = m; });
   }
 };
+/// Item i sums terms[offsets[i] ..) and their magnitudes over G lanes (lane l: terms l, l + G, ...); every
+/// lane writes the totals it got to its own slot.
+template <int G>
+struct LaneGroupSums {
+  Span<const std::int32_t> offsets;
+  Span<const double> terms;
+  Span<double> out;  ///< 2 G per item
+  std::size_t items_per_block;
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    const std::size_t first = block.index() * items_per_block;
+    const std::size_t items = offsets.size() - 1;
+    const std::size_t count = first + items_per_block <= items ? items_per_block : items - first;
+    block.template for_each_group<G, 2>(
+        count,
+        [&](std::size_t i, int lane, double* s) {
+          for (std::int32_t k = offsets[first + i] + lane; k < offsets[first + i + 1]; k += G) {
+            const double t = terms[static_cast<std::size_t>(k)];
+            s[0] += t;
+            s[1] += t < 0.0 ? -t : t;  // no product: a fused multiply-add would round differently
+          }
+        },
+        [&](std::size_t i, int lane, const double* s) {
+          const std::size_t slot = 2 * (G * (first + i) + static_cast<std::size_t>(lane));
+          out[slot] = s[0];
+          out[slot + 1] = s[1];
+        });
+  }
+};
+
+template <int G>
+void check_lane_groups(std::size_t items, unsigned threads) {
+  std::mt19937 rng(11 + G);
+  std::uniform_int_distribution<int> length(0, 3 * G + 1);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<std::int32_t> offsets{0};
+  std::vector<double> terms;
+  for (std::size_t i = 0; i < items; ++i) {
+    const int m = length(rng);
+    for (int k = 0; k < m; ++k) terms.push_back(u(rng) * std::pow(10.0, 3 * u(rng)));  // rounding matters
+    offsets.push_back(static_cast<std::int32_t>(terms.size()));
+  }
+  DeviceBuffer<std::int32_t> o;
+  DeviceBuffer<double> t, out(2 * G * items);
+  o.assign(offsets);
+  t.assign(terms);
+  const std::size_t per_block = 3 * threads / G + 1;  // several passes per block, the last one partial
+  exec::block_for((items + per_block - 1) / per_block, threads, 0,
+                  LaneGroupSums<G>{o.span(), t.span(), out.span(), per_block});
+  const std::vector<double> got = out.to_host();
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < items; ++i) {
+    double s[G][2] = {};  // the butterfly's order: lane sums, then s_l + s_(l + offset) for l < offset
+    for (int lane = 0; lane < G; ++lane)
+      for (std::int32_t k = offsets[i] + lane; k < offsets[i + 1]; k += G) {
+        s[lane][0] += terms[static_cast<std::size_t>(k)];
+        s[lane][1] += std::abs(terms[static_cast<std::size_t>(k)]);
+      }
+    for (int offset = G / 2; offset > 0; offset /= 2)
+      for (int l = 0; l < offset; ++l)
+        for (int v = 0; v < 2; ++v) s[l][v] += s[l + offset][v];
+    for (int lane = 0; lane < G; ++lane)
+      for (int v = 0; v < 2; ++v) wrong += got[2 * (G * i + static_cast<std::size_t>(lane)) + static_cast<std::size_t>(v)] != s[0][v];
+  }
+  INFO(G << " lanes, " << threads << " threads per block");
+  CHECK(wrong == 0);
+}
 }  // namespace
 
 TEST_CASE("block_max gives every thread of a block the largest value of its segment", "[exec]") {
@@ -193,6 +259,14 @@ TEST_CASE("cooperative_for's block signals order rounds that depend on the neigh
     INFO(n << " values on " << blocks << " blocks");
     CHECK(wrong == 0);
   }
+}
+
+TEST_CASE("for_each_group sums every item's lanes in the butterfly's order and gives all lanes the totals",
+          "[exec]") {
+  check_lane_groups<1>(1000, 128);
+  check_lane_groups<4>(1000, 128);
+  check_lane_groups<8>(777, 256);
+  check_lane_groups<32>(300, 64);
 }
 
 TEST_CASE("block_for gives every block its own scratch memory and a barrier", "[exec]") {
