@@ -107,7 +107,7 @@ template <int Width>
 struct CsrOperator {
   static constexpr int kValuesPerEntry = 1;  ///< (aggregation_multigrid.hpp)
   static constexpr int kItemUnknowns = 1;    ///< every unknown is an item of its own
-  static constexpr int kLanes = 4;           ///< lanes per row (meshes: about 7 entries per row)
+  static constexpr int kLanes = 2;           ///< lanes per row (meshes: about 7 entries per row)
   std::size_t rows = 0;
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;
