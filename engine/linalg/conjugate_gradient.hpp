@@ -200,6 +200,25 @@ TISSUE_HD void block_sums(const exec::Block& block, double* shared, const F& f, 
   block_slot_sums<K>(block, shared, totals);
 }
 
+/// Thread l's share of the per-block partial sums (K per block, blocks b = l, l + kCgThreads, ...) into
+/// s[0 .. K). Four blocks' loads are issued before their sums, so that they are in flight together:
+/// each thread reads about blocks / kCgThreads partials, and one after another they were a chain of
+/// round trips to L2 at the start of every solver kernel.
+template <int K>
+TISSUE_HD void strided_partial_sums(Span<const double> partials, std::size_t blocks, std::size_t l, double* s) {
+  constexpr std::size_t kWidth = 4;
+  for (std::size_t b = l; b < blocks; b += kWidth * kCgThreads) {
+    double v[kWidth][K];
+    for (std::size_t u = 0; u < kWidth; ++u)
+      for (int k = 0; k < K; ++k) {
+        const std::size_t c = b + u * kCgThreads;
+        v[u][k] = c < blocks ? partials[K * c + static_cast<std::size_t>(k)] : 0.0;
+      }
+    for (std::size_t u = 0; u < kWidth; ++u)
+      for (int k = 0; k < K; ++k) s[k] += v[u][k];
+  }
+}
+
 /// Whether the stopping rule holds (see CgSettings).
 TISSUE_HD inline bool cg_converged(const CgControl& c) {
   const double bound = c.tolerance * (c.matrix_norm * math::sqrt(c.xx) + c.b_norm);
@@ -260,10 +279,7 @@ struct CgDirection {
     if (!c.done)
       block_sums<3>(
           block, shared,
-          [&](std::size_t l, double* s) {
-            for (std::size_t b = l; b < blocks; b += kCgThreads)
-              for (int k = 0; k < 3; ++k) s[k] += update_partials[3 * b + static_cast<std::size_t>(k)];
-          },
+          [&](std::size_t l, double* s) { strided_partial_sums<3>(update_partials, blocks, l, s); },
           t);
     const double beta = c.done || c.iterations == 0 ? 0.0 : t[1] / c.rz;
     if (!c.done) {
@@ -317,8 +333,7 @@ struct CgUpdate {
     block_sums<1>(
         block, shared,
         [&](std::size_t l, double* s) {
-          for (std::size_t b = l; b < direction_partials.size(); b += kCgThreads)
-            s[0] += direction_partials[b];
+          strided_partial_sums<1>(direction_partials, direction_partials.size(), l, s);
         },
         &pq);
     if (!(pq > 0.0) || !(pq < 1e300)) {  // also NaN
