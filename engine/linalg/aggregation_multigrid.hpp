@@ -27,10 +27,12 @@
 /// any SPD A (2 W^-1 - A positive definite); with alpha < 2 the cycle is then SPD. On the bunny's operators
 /// (34 834 vertices) this cuts CG iterations about 15-fold for L and 7-fold for E.
 ///
-/// Kernels per cycle: 3 per level above the coarsest (residual, restriction, correction and post-smoothing,
-/// each an item of the operator per kLanes lanes (solver_blocks.hpp), the smoothed values of the
-/// neighbours recomputed where a row needs them, the aggregate of every entry's column precomputed) and
-/// one single-block kernel for the coarsest; the finest correction also sums r . z for the solver.
+/// Kernels per cycle: 2 per level above the coarsest (residual with restriction, blocks of whole
+/// aggregates summing their members' residuals in shared memory; correction with post-smoothing), each an
+/// item of the operator per kLanes lanes (solver_blocks.hpp), the smoothed values of the neighbours
+/// recomputed where a row needs them and the aggregate of every entry's column precomputed; and one
+/// single-block kernel for the coarsest, whose operator it copies to shared memory. The finest correction
+/// also sums r . z for the solver.
 ///
 /// The operator type (conjugate_gradient.hpp's Operator) additionally provides, for multigrid:
 /// - `static constexpr int kValuesPerEntry`: values per pattern entry (1; 4 for quaternions);
@@ -48,6 +50,7 @@
 /// is aggregated. Translation units that instantiate update() or apply() launch kernels: compile them as
 /// CUDA in CUDA builds.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -133,56 +136,57 @@ TISSUE_HD std::size_t amg_block_unknowns(const exec::Block& block, const Operato
   return math::min(kSolverBlockUnknowns, a.size() - *first);
 }
 
-/// r = b - A (W b), one solver block of unknowns per block.
-template <class Operator>
-struct AmgResidual {
-  Operator a;
-  const std::int32_t* stop;
-  Span<const double> b, w;
-  Span<double> r;
-  TISSUE_HD void operator()(const exec::Block& block) const {
-    if (*stop) return;
-    std::size_t first = 0;
-    const std::size_t count = amg_block_unknowns(block, a, &first);
-    constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
-    const AmgSmoothedRead x{w.data(), b.data()};
-    block.template for_each_group<G, U>(
-        count / U, [&](std::size_t i, int lane, double* s) { a.item_partial(first / U + i, lane, x, s); },
-        [&](std::size_t i, int lane, const double* s) {
-          for_lane_unknowns<G, U>(lane, [&](int u) {
-            const std::size_t j = first + i * U + static_cast<std::size_t>(u);
-            r[j] = b[j] - s[u];
-          });
-        });
-  }
-};
+/// Fine nodes (members of whole aggregates) per block of AmgResidualRestrict, unless one aggregate alone
+/// has more.
+constexpr std::size_t kAmgRestrictMembers = 32;
 
-/// b_c = P^T r: every coarse unknown sums its aggregate's fine unknowns of the same slot, the members
-/// spread over the lanes of the coarse item.
+/// b_c = P^T (b - A W b) in one kernel: the block takes the whole aggregates [aggregate_blocks[k],
+/// aggregate_blocks[k + 1]), whose members (its fine nodes) are contiguous in `members`; their residuals
+/// stay in shared memory (members x unknowns per node doubles), and every coarse unknown sums its
+/// aggregate's members there in member order. The residual itself is never stored.
 template <class Operator>
-struct AmgRestrict {
+struct AmgResidualRestrict {
   Operator fine, coarse;
   const std::int32_t* stop;
-  Span<const std::int32_t> member_offsets, members;
-  Span<const double> r;
+  Span<const std::int32_t> aggregate_blocks, member_offsets, members;
+  Span<const double> b, w;
   Span<double> bc;
   TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    std::size_t first = 0;
-    const std::size_t count = amg_block_unknowns(block, coarse, &first);
     constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
+    double* shared = static_cast<double*>(block.shared());
+    const auto a0 = static_cast<std::size_t>(aggregate_blocks[block.index()]);
+    const auto a1 = static_cast<std::size_t>(aggregate_blocks[block.index() + 1]);
+    const auto t0 = static_cast<std::uint32_t>(member_offsets[a0]);
+    const auto count = static_cast<std::uint32_t>(member_offsets[a1]) - t0;
+    // items per node: one for a quaternion, one per vector for a CSR operator on several vectors
+    const auto groups = static_cast<std::uint32_t>(fine.size() / (fine.nodes() * U));
+    const AmgSmoothedRead x{w.data(), b.data()};
+    const auto first_unknown = [&](std::size_t i) {  // of item i of the block: (group, member)
+      const auto q = static_cast<std::uint32_t>(i);
+      const auto m = static_cast<std::size_t>(members[t0 + q % count]);
+      return fine.unknown(m, static_cast<std::size_t>(q / count) * U);
+    };
     block.template for_each_group<G, U>(
-        count / U,
-        [&](std::size_t i, int lane, double* s) {
-          const std::size_t jc = first + i * U, node = coarse.node_of(jc), slot = coarse.slot_of(jc);
-          for (std::int32_t m = member_offsets[node] + lane; m < member_offsets[node + 1]; m += G) {
-            const auto member = static_cast<std::size_t>(members[static_cast<std::size_t>(m)]);
-            for (int u = 0; u < U; ++u) s[u] += r[fine.unknown(member, slot + static_cast<std::size_t>(u))];
-          }
-        },
+        static_cast<std::size_t>(groups) * count,
+        [&](std::size_t i, int lane, double* s) { fine.item_partial(first_unknown(i) / U, lane, x, s); },
         [&](std::size_t i, int lane, const double* s) {
-          for_lane_unknowns<G, U>(lane, [&](int u) { bc[first + i * U + static_cast<std::size_t>(u)] = s[u]; });
+          const std::size_t j0 = first_unknown(i);
+          for_lane_unknowns<G, U>(lane, [&](int u) {
+            const std::size_t j = j0 + static_cast<std::size_t>(u);
+            shared[i * U + static_cast<std::size_t>(u)] = b[j] - s[u];
+          });
         });
+    block.sync();
+    block.for_each((a1 - a0) * groups * U, [&](std::size_t k) {
+      const auto q = static_cast<std::uint32_t>(k);
+      const std::uint32_t u = q % U, g = q / U % groups, a = static_cast<std::uint32_t>(a0) + q / (U * groups);
+      double sum = 0.0;
+      for (auto t = static_cast<std::uint32_t>(member_offsets[a]); t < static_cast<std::uint32_t>(member_offsets[a + 1]);
+           ++t)
+        sum += shared[(g * count + t - t0) * U + u];
+      bc[coarse.unknown(a, g * U + u)] = sum;
+    });
   }
 };
 
@@ -366,6 +370,23 @@ class AggregationMultigrid {
       d.entry_aggregate.assign(entry_aggregate);
       d.member_offsets.assign(h.member_offsets);
       d.members.assign(h.members);
+      // whole aggregates per residual-restriction block, up to kAmgRestrictMembers members (or one
+      // larger aggregate alone)
+      const auto members_before = [&](std::size_t a) { return static_cast<std::size_t>(h.member_offsets[a]); };
+      std::vector<std::int32_t> blocks{0};
+      for (std::size_t a = 0; a < d.nodes; ++a) {
+        const auto open = static_cast<std::size_t>(blocks.back());
+        if (open < a && members_before(a + 1) - members_before(open) > detail::kAmgRestrictMembers)
+          blocks.push_back(static_cast<std::int32_t>(a));
+      }
+      blocks.push_back(static_cast<std::int32_t>(d.nodes));
+      d.restrict_blocks = blocks.size() - 1;
+      d.max_block_members = 0;
+      for (std::size_t k = 0; k < d.restrict_blocks; ++k)
+        d.max_block_members =
+            std::max(d.max_block_members, members_before(static_cast<std::size_t>(blocks[k + 1])) -
+                                              members_before(static_cast<std::size_t>(blocks[k])));
+      d.aggregate_blocks.assign(blocks);
       d.offsets.assign(h.offsets);
       d.columns.assign(h.columns);
       d.source_offsets.assign(h.source_offsets);
@@ -422,15 +443,6 @@ class AggregationMultigrid {
     };
     constexpr unsigned threads = solver_block_threads<Operator>();
     constexpr std::size_t shared = kSolverBlockUnknowns * sizeof(double);
-    const auto residual = [&](std::size_t l) {
-      return detail::AmgResidual<Operator>{op(l), stop, b(l), weight_[l].span(), r_[l].span()};
-    };
-    const auto restriction = [&](std::size_t l) {
-      return detail::AmgRestrict<Operator>{op(l),         op(l + 1),
-                                           stop,          levels_[l].member_offsets.span(),
-                                           levels_[l].members.span(), r_[l].span(),
-                                           b_[l + 1].span()};
-    };
     const auto correct = [&](std::size_t l, BlockPartials dot) {
       return detail::AmgCorrect<Operator>{op(l),        op(l + 1), stop, levels_[l].aggregate.span(),
                                           levels_[l].entry_aggregate.span(), b(l), weight_[l].span(),
@@ -443,8 +455,12 @@ class AggregationMultigrid {
                                                  sweep_[0].span(), sweep_[1].span(),
                                                  zl(levels),       in_shared};
     for (std::size_t l = 0; l < levels; ++l) {
-      exec::block_for(blocks(l), threads, 0, residual(l));
-      exec::block_for(blocks(l + 1), threads, 0, restriction(l));
+      const Level& d = levels_[l];
+      const std::size_t per_node = op(l).size() / op(l).nodes();
+      exec::block_for(d.restrict_blocks, threads, d.max_block_members * per_node * sizeof(double),
+                      detail::AmgResidualRestrict<Operator>{op(l), op(l + 1), stop, d.aggregate_blocks.span(),
+                                                            d.member_offsets.span(), d.members.span(), b(l),
+                                                            weight_[l].span(), b_[l + 1].span()});
     }
     exec::block_for(1, detail::kAmgCoarsestThreads, in_shared ? coarsest_bytes : 0, coarsest);
     for (std::size_t l = levels; l-- > 0;)
@@ -468,19 +484,21 @@ class AggregationMultigrid {
     std::size_t nodes = 0;  ///< coarse nodes
     DeviceBuffer<std::int32_t> aggregate, member_offsets, members, offsets, columns, source_offsets, sources;
     DeviceBuffer<std::int32_t> entry_aggregate;  ///< per entry of the finer pattern: its column's aggregate
+    DeviceBuffer<std::int32_t> aggregate_blocks;  ///< first aggregate of each residual-restriction block
+    std::size_t restrict_blocks = 0, max_block_members = 0;
     DeviceBuffer<double> values;  ///< of the coarse operator
   };
 
   void weights(std::size_t l, const Operator& a) {
-    for (auto* v : {&weight_, &b_, &r_, &z_})
+    for (auto* v : {&weight_, &b_, &z_})
       if (v->size() <= l) v->resize(l + 1);
-    for (auto* v : {&weight_[l], &b_[l], &r_[l], &z_[l]}) v->ensure(a.size());
+    for (auto* v : {&weight_[l], &b_[l], &z_[l]}) v->ensure(a.size());
     exec::parallel_for(a.size(), detail::AmgSmootherWeights<Operator>{a, weight_[l].span()});
   }
 
   std::vector<Level> levels_;
   std::vector<Operator> coarse_;  ///< operators of levels 1 .. levels_.size()
-  std::vector<DeviceBuffer<double>> weight_, b_, r_, z_;
+  std::vector<DeviceBuffer<double>> weight_, b_, z_;
   DeviceBuffer<double> sweep_[2];
   DeviceBuffer<std::int32_t> never_;
   std::size_t fine_nodes_ = 0, generation_ = 0;
