@@ -1,14 +1,14 @@
 // Per-operation timings of one conformal Willmore flow iteration (seed 002's benchmark rows) on spot and the
 // Stanford bunny, with the seed's Quadro M3000M figures beside them.
 //
-//   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--tau T] [--mesh PATH]... [--solver S]
-//                            [--preconditioner jacobi|multigrid] [--trace-steps N]
+//   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--warmup W] [--tau T] [--mesh PATH]...
+//                            [--solver S] [--preconditioner jacobi|multigrid] [--trace-steps N]
 //
-// Each repeat runs the stages of ConformalWillmoreFlow::step in order (the state moves on, as in a run),
+// After W whole steps (default 1), each repeat runs the stages of ConformalWillmoreFlow::step in order (the state moves on, as in a run),
 // with a synchronisation around each stage; the table reports the mean per stage. The similarity transform
 // and the spin positions are timed with both solvers (direct: Eigen SimplicialLDLT on the CPU, cuSOLVER
-// csrlsvchol on the GPU; cg: Jacobi conjugate gradients with their iterations on the device, E as a
-// quaternion matrix, engine/linalg/conjugate_gradient.hpp). "GB/s" of the
+// csrlsvchol on the GPU; cg: conjugate gradients with their iterations on the device, preconditioned by
+// aggregation multigrid (or Jacobi), E as a quaternion matrix, engine/linalg/conjugate_gradient.hpp). "GB/s" of the
 // assembly rows counts their least traffic: per pattern entry the values written (8 B for L, 128 B for
 // the 4 x 4 block of E) and the pattern read (row, column, two sources: 16 B); the limit is the
 // device-to-device copy bandwidth measured in the same run.
@@ -64,14 +64,16 @@ double timed(const std::function<void()>& f) {
   return seconds_since(t0) * 1e3;
 }
 
-/// Mean stage times of `repeats` steps with the given solvers.
+/// Mean stage times of `repeats` steps with the given solvers, after `warmup` steps.
 std::vector<Row> time_stages(const mesh::TriangleMesh& m, LinearSolver solver, Preconditioner preconditioner,
-                             int repeats, double tau) {
+                             int repeats, double tau, int warmup) {
   ConformalWillmoreSettings s;
   s.similarity_solver = s.positions_solver = solver;
   s.preconditioner = preconditioner;
   ConformalWillmoreFlow flow(m, s);
-  flow.step(tau);  // warm-up: allocations, library handles, symbolic analysis
+  // warm-up: allocations, library handles, symbolic analysis; more steps time the flow further on, where
+  // the inverse iteration starts from transforms extrapolated from the last three steps
+  for (int k = 0; k < warmup; ++k) flow.step(tau);
   const double nnz = static_cast<double>(flow.pattern().columns.size());
   std::vector<Row> rows = {{"vertex_mass + vertex_normals", 0, 0},
                            {"cotangent_laplacian", 0, nnz * (8 + 16)},
@@ -133,12 +135,13 @@ void trace_steps(const mesh::TriangleMesh& m, LinearSolver solver, Preconditione
 int main(int argc, char** argv) {
   CLI::App app{"Per-operation timings of conformal Willmore flow (seed 002's rows)"};
   std::string backend = exec::cuda_available() ? "cuda" : "cpu";
-  int repeats = 5;
+  int repeats = 5, warmup = 1;
   double tau = 0.5;
   std::vector<std::string> meshes = {std::string(TISSUE_SOURCE_DIR) + "/scenarios/meshes/spot.obj",
                                      std::string(TISSUE_SOURCE_DIR) + "/scenarios/meshes/stanford-bunny.obj"};
   app.add_option("--backend", backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   app.add_option("--repeats", repeats, "steps timed per solver")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "whole steps before the timed ones")->check(CLI::PositiveNumber);
   app.add_option("--tau", tau, "time step")->check(CLI::PositiveNumber);
   app.add_option("--mesh", meshes, "OBJ files");
   std::string solvers = "both";
@@ -152,8 +155,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   exec::set_backend(backend == "cuda" ? exec::Backend::cuda : exec::Backend::cpu);
   const double bandwidth = bench::copy_bandwidth(std::size_t{1} << 28);
-  std::printf("conformal Willmore flow, one iteration per row (mean of %d), backend %s: %s\n", repeats,
-              backend.c_str(), exec::device_description().c_str());
+  std::printf("conformal Willmore flow, one iteration per row (mean of %d after %d steps), backend %s: %s\n",
+              repeats, warmup, backend.c_str(), exec::device_description().c_str());
   std::printf("copy bandwidth %.0f GB/s\n", bandwidth * 1e-9);
   for (const auto& path : meshes) {
     const mesh::TriangleMesh m = mesh::read_obj(path);
@@ -171,7 +174,7 @@ int main(int argc, char** argv) {
         continue;
       }
       for (const Row& row :
-           time_stages(m, solver, preconditioner_from_string(preconditioner), repeats, tau)) {
+           time_stages(m, solver, preconditioner_from_string(preconditioner), repeats, tau, warmup)) {
         const std::string seed_key = row.op.rfind("vertex_mass", 0) == 0 ? "vertex_mass" : row.op;
         const double seed = seed_m3000m_ms(seed_key, name);
         const double gbs = row.bytes > 0 ? row.bytes / (row.ms * 1e-3) * 1e-9 : 0.0;

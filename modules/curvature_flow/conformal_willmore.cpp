@@ -126,6 +126,21 @@ struct IdentityTransform {
   }
 };
 
+/// The start of the inverse iteration, extrapolated in time from lambda_n (lambda, replaced) and the
+/// history h0 = lambda_n-1, h1 = lambda_n-2 by the polynomial of degree `order` through the last order + 1
+/// steps (0: lambda_n; 1: 2 l_n - l_n-1; 2: 3 l_n - 3 l_n-1 + l_n-2); the history then moves on by one
+/// step (h1 = h0, h0 = lambda_n). One thread per value.
+struct ExtrapolateTransforms {
+  int order;
+  Span<double> lambda, h0, h1;
+  TISSUE_HD void operator()(std::size_t k) const {
+    const double l = lambda[k], a = h0[k], b = h1[k];
+    lambda[k] = order == 2 ? 3.0 * (l - a) + b : order == 1 ? 2.0 * l - a : l;
+    h1[k] = a;
+    h0[k] = l;
+  }
+};
+
 /// The four components of M_i lambda_i, one column of n each (their sums: the mass-weighted mean transform).
 struct WeightedTransform {
   Span<const double> lambda, mass;
@@ -354,6 +369,8 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
     throw std::invalid_argument("first_solve_tolerance must be > 0");
   if (!(settings.eigen_shift > 0.0)) throw std::invalid_argument("eigen_shift must be > 0");
   if (!(settings.eigen_tolerance > 0.0)) throw std::invalid_argument("eigen_tolerance must be > 0");
+  if (settings.start_extrapolation < 0 || settings.start_extrapolation > 2)
+    throw std::invalid_argument("start_extrapolation must be 0, 1 or 2");
   mesh::validate(mesh_, "conformal Willmore flow");
   const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
   pattern_ = operator_pattern(mesh_, topology);
@@ -377,6 +394,8 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   dirac_quaternions_.resize(4 * pattern_.columns.size());
   lambda_.resize(4 * n_);
   lambda_.zero();  // no start yet (similarity_values() before the first step)
+  lambda_history_.resize(8 * n_);
+  lambda_history_.zero();
   sums_.resize(kSumCount * n_);
   rho_.zero();
 
@@ -539,8 +558,18 @@ void ConformalWillmoreFlow::similarity_transform() {
     dirac_norm_ = exec::max_value(Span<const double>(scratch_.data(), n_));
     if (settings_.preconditioner == Preconditioner::multigrid) dirac_multigrid_.update(dirac_quaternions());
   }
-  // the conjugate-gradient iteration starts from the last step's transforms, which rho changes little
-  if (!cg || !lambda_warm_) exec::parallel_for(n_, IdentityTransform{lambda_.span()});
+  // the conjugate-gradient iteration starts from the last steps' transforms, extrapolated in time: rho,
+  // and with it E's eigenvector, changes smoothly from step to step
+  if (!cg || !lambda_warm_) {
+    exec::parallel_for(n_, IdentityTransform{lambda_.span()});
+    history_steps_ = 0;
+  } else {
+    const int order = std::min(settings_.start_extrapolation, history_steps_);
+    exec::parallel_for(4 * n_, ExtrapolateTransforms{order, lambda_.span(),
+                                                     Span<double>(lambda_history_.data(), 4 * n_),
+                                                     Span<double>(lambda_history_.data() + 4 * n_, 4 * n_)});
+    history_steps_ = std::min(history_steps_ + 1, 2);
+  }
   lambda_warm_ = false;  // until this inverse iteration has succeeded
   const Span<double> ys(work_.data(), 4 * n_);
   const double area = before_.area;  // sum M, from mean_curvature()
@@ -664,10 +693,33 @@ void ConformalWillmoreFlow::set_curvature_change(const std::vector<double>& rho)
   rho_.assign(rho);
 }
 
-void ConformalWillmoreFlow::set_similarity_values(const std::vector<double>& lambda) {
+std::vector<double> ConformalWillmoreFlow::similarity_history() const {
+  std::vector<double> h = lambda_history_.to_host();
+  std::fill(h.begin() + static_cast<std::ptrdiff_t>(4 * n_ * static_cast<std::size_t>(history_steps_)), h.end(),
+            0.0);
+  return h;
+}
+
+void ConformalWillmoreFlow::set_similarity_values(const std::vector<double>& lambda,
+                                                  const std::vector<double>& history) {
   if (lambda.size() != 4 * n_) throw std::invalid_argument("set_similarity_values: 4 values per vertex");
+  if (!history.empty() && history.size() != 8 * n_)
+    throw std::invalid_argument("set_similarity_values: a history of 8 values per vertex, or none");
+  const auto nonzero = [](auto first, auto last) {
+    return std::any_of(first, last, [](double v) { return v != 0.0; });
+  };
   lambda_.assign(lambda);
-  lambda_warm_ = std::any_of(lambda.begin(), lambda.end(), [](double v) { return v != 0.0; });
+  lambda_warm_ = nonzero(lambda.begin(), lambda.end());
+  history_steps_ = 0;
+  if (history.empty()) {
+    lambda_history_.zero();
+    return;
+  }
+  lambda_history_.assign(history);
+  const auto step = static_cast<std::ptrdiff_t>(4 * n_);
+  while (history_steps_ < 2 && nonzero(history.begin() + history_steps_ * step,
+                                       history.begin() + (history_steps_ + 1) * step))
+    ++history_steps_;
 }
 
 void ConformalWillmoreFlow::set_positions(const std::vector<double>& xyz) {

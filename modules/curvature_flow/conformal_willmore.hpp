@@ -70,6 +70,11 @@ struct ConformalWillmoreSettings {
                                          ///< it only has to bring lambda near enough for the next's shift
   double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
                               ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
+  int start_extrapolation = 2;  ///< the CG inverse iteration starts from the last steps' transforms
+                                ///< extrapolated in time by a polynomial of this degree (0: the last
+                                ///< step's; 1: 2 l_n - l_n-1; 2: 3 l_n - 3 l_n-1 + l_n-2); E changes
+                                ///< smoothly along the flow, and a start nearer its eigenvector shortens
+                                ///< the solves (bunny: about 260 -> 110 CG iterations per step)
   bool preserve_area = true;  ///< scale each new surface back to the area before the step
 };
 
@@ -167,10 +172,14 @@ class ConformalWillmoreFlow {
   std::vector<double> mean_curvature_values() const { return h_.to_host(); }
   /// lambda, 4 n values (w x y z per vertex); zero before the first step.
   std::vector<double> similarity_values() const { return lambda_.to_host(); }
-  /// Replaces lambda (4 n values): the start of the next conjugate-gradient inverse iteration, as after the
-  /// step that computed it (a restart from a checkpoint continues exactly); all zeros: no start, the next
-  /// iteration begins at lambda = 1.
-  void set_similarity_values(const std::vector<double>& lambda);
+  /// The transforms of the two steps before the last (lambda_n-1, then lambda_n-2; 8 n values), from
+  /// which with lambda the next CG inverse iteration's start is extrapolated; zeros where not known.
+  std::vector<double> similarity_history() const;
+  /// Replaces lambda (4 n values) and the history (8 n values as similarity_history() gives them, or none):
+  /// the start of the next conjugate-gradient inverse iteration, as after the step that computed them (a
+  /// restart from a checkpoint continues exactly); lambda all zeros: no start, the next iteration begins
+  /// at lambda = 1. @throws std::invalid_argument for other sizes.
+  void set_similarity_values(const std::vector<double>& lambda, const std::vector<double>& history = {});
 
  private:
   /// x = (E - sigma)^-1 b; `quotient` is b's Rayleigh quotient for E (the CG start is b / (quotient -
@@ -198,6 +207,8 @@ class ConformalWillmoreFlow {
   SurfaceMeasures before_;          ///< measures at the start of the step
   double shift_ = 0.0;              ///< the shift on E's diagonal
   bool lambda_warm_ = false;        ///< lambda_ holds the last step's transforms (the CG start)
+  DeviceBuffer<double> lambda_history_;  ///< 8 n: lambda_n-1, lambda_n-2 (start_extrapolation)
+  int history_steps_ = 0;                ///< how many of them are known
   double dirac_norm_ = 0.0;         ///< ||E||_inf, for the backward error of the CG solves
   double centroid_before_[3] = {0.0, 0.0, 0.0};
   StepReport report_;

@@ -337,7 +337,7 @@ TEST_CASE("conjugate gradients and the direct solver give the same steps", "[con
   ConformalWillmoreFlow direct(m, s);
   s.similarity_solver = s.positions_solver = LinearSolver::conjugate_gradient;
   ConformalWillmoreFlow cg(m, s);
-  for (int step = 0; step < 3; ++step) {
+  for (int step = 0; step < 5; ++step) {  // from the fourth step on, CG starts from a quadratic extrapolation
     INFO("step " << step);
     direct.step(0.5);
     cg.step(0.5);
@@ -359,6 +359,42 @@ TEST_CASE("conjugate gradients and the direct solver give the same steps", "[con
     const double residual = std::sqrt(rr / ll) / mu;
     CHECK(residual <= s.eigen_tolerance);
     CHECK(cg.report().eigen_residual == Approx(residual).epsilon(1e-3).margin(1e-9));
+  }
+}
+
+TEST_CASE("extrapolated starts of the inverse iteration save CG iterations and give the same steps",
+          "[conformal_willmore]") {
+  const mesh::TriangleMesh m = noisy_sphere(4, 0.02, 3);
+  ConformalWillmoreSettings s;
+  s.similarity_solver = s.positions_solver = LinearSolver::conjugate_gradient;
+  s.start_extrapolation = 0;
+  ConformalWillmoreFlow last(m, s);
+  s.start_extrapolation = 2;
+  ConformalWillmoreFlow extrapolated(m, s);
+  int iterations[2] = {0, 0};
+  for (int step = 0; step < 8; ++step) {
+    INFO("step " << step);
+    last.step(0.2);
+    extrapolated.step(0.2);
+    if (step >= 4) {
+      iterations[0] += last.report().similarity_iterations;
+      iterations[1] += extrapolated.report().similarity_iterations;
+    }
+    CHECK(max_abs_difference(last.positions(), extrapolated.positions()) < 1e-6);
+  }
+  INFO("CG iterations on E in steps 5-8: from the last step's lambda " << iterations[0] << ", extrapolated "
+                                                                       << iterations[1]);
+  CHECK(5 * iterations[1] < 4 * iterations[0]);
+
+  SECTION("the history is state: set back, the next step is the same") {
+    ConformalWillmoreFlow copy(m, s);
+    copy.set_positions(extrapolated.positions());
+    copy.set_similarity_values(extrapolated.similarity_values(), extrapolated.similarity_history());
+    extrapolated.step(0.2);
+    copy.step(0.2);
+    CHECK(copy.positions() == extrapolated.positions());
+    CHECK_THROWS_AS(copy.set_similarity_values(copy.similarity_values(), std::vector<double>(5, 1.0)),
+                    std::invalid_argument);
   }
 }
 
