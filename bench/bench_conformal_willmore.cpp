@@ -4,14 +4,14 @@
 //   bench_conformal_willmore [--backend cpu|cuda] [--repeats R] [--warmup W] [--tau T] [--mesh PATH]...
 //                            [--solver S] [--preconditioner jacobi|multigrid] [--trace-steps N]
 //
-// After W whole steps (default 1), each repeat runs the stages of ConformalWillmoreFlow::step in order (the state moves on, as in a run),
-// with a synchronisation around each stage; the table reports the mean per stage. The similarity transform
-// and the spin positions are timed with both solvers (direct: Eigen SimplicialLDLT on the CPU, cuSOLVER
-// csrlsvchol on the GPU; cg: conjugate gradients with their iterations on the device, preconditioned by
-// aggregation multigrid (or Jacobi), E as a quaternion matrix, engine/linalg/conjugate_gradient.hpp). "GB/s" of the
-// assembly rows counts their least traffic: per pattern entry the values written (8 B for L, 128 B for
-// the 4 x 4 block of E) and the pattern read (row, column, two sources: 16 B); the limit is the
-// device-to-device copy bandwidth measured in the same run.
+// After W whole steps (default 1), each repeat runs the stages of ConformalWillmoreFlow::step in order (the
+// state moves on, as in a run), with a synchronisation around each stage; the table reports the mean per
+// stage. The similarity transform and the spin positions are timed with both solvers (direct: Eigen
+// SimplicialLDLT on the CPU, cuSOLVER csrlsvchol on the GPU; cg: conjugate gradients with their iterations on
+// the device, preconditioned by aggregation multigrid (or Jacobi), E as a quaternion matrix,
+// engine/linalg/conjugate_gradient.hpp). "GB/s" of the assembly rows counts their least traffic: per pattern
+// entry the values written (8 B for L, 128 B for the 4 x 4 block of E) and the pattern read (row, column, two
+// sources: 16 B); the limit is the device-to-device copy bandwidth measured in the same run.
 
 #include <CLI/CLI.hpp>
 #include <cstdio>

@@ -180,10 +180,11 @@ struct AmgResidualRestrict {
     block.sync();
     block.for_each((a1 - a0) * groups * U, [&](std::size_t k) {
       const auto q = static_cast<std::uint32_t>(k);
-      const std::uint32_t u = q % U, g = q / U % groups, a = static_cast<std::uint32_t>(a0) + q / (U * groups);
+      const std::uint32_t u = q % U, g = q / U % groups,
+                          a = static_cast<std::uint32_t>(a0) + q / (U * groups);
       double sum = 0.0;
-      for (auto t = static_cast<std::uint32_t>(member_offsets[a]); t < static_cast<std::uint32_t>(member_offsets[a + 1]);
-           ++t)
+      for (auto t = static_cast<std::uint32_t>(member_offsets[a]);
+           t < static_cast<std::uint32_t>(member_offsets[a + 1]); ++t)
         sum += shared[(g * count + t - t0) * U + u];
       bc[coarse.unknown(a, g * U + u)] = sum;
     });
@@ -206,8 +207,8 @@ struct AmgCorrectedRead {
     return w[k] * b[k] + kAmgOverCorrection * zc[jc];
   }
   TISSUE_HD double operator()(std::size_t k, std::int32_t e) const {
-    const std::size_t jc =
-        coarse.unknown(static_cast<std::size_t>(entry_aggregate[static_cast<std::size_t>(e)]), fine.slot_of(k));
+    const std::size_t jc = coarse.unknown(
+        static_cast<std::size_t>(entry_aggregate[static_cast<std::size_t>(e)]), fine.slot_of(k));
     return w[k] * b[k] + kAmgOverCorrection * zc[jc];
   }
 };
@@ -372,7 +373,9 @@ class AggregationMultigrid {
       d.members.assign(h.members);
       // whole aggregates per residual-restriction block, up to kAmgRestrictMembers members (or one
       // larger aggregate alone)
-      const auto members_before = [&](std::size_t a) { return static_cast<std::size_t>(h.member_offsets[a]); };
+      const auto members_before = [&](std::size_t a) {
+        return static_cast<std::size_t>(h.member_offsets[a]);
+      };
       std::vector<std::int32_t> blocks{0};
       for (std::size_t a = 0; a < d.nodes; ++a) {
         const auto open = static_cast<std::size_t>(blocks.back());
@@ -444,16 +447,22 @@ class AggregationMultigrid {
     constexpr unsigned threads = solver_block_threads<Operator>();
     constexpr std::size_t shared = kSolverBlockUnknowns * sizeof(double);
     const auto correct = [&](std::size_t l, BlockPartials dot) {
-      return detail::AmgCorrect<Operator>{op(l),        op(l + 1), stop, levels_[l].aggregate.span(),
-                                          levels_[l].entry_aggregate.span(), b(l), weight_[l].span(),
-                                          zl(l + 1),    zl(l),     dot};
+      return detail::AmgCorrect<Operator>{op(l),
+                                          op(l + 1),
+                                          stop,
+                                          levels_[l].aggregate.span(),
+                                          levels_[l].entry_aggregate.span(),
+                                          b(l),
+                                          weight_[l].span(),
+                                          zl(l + 1),
+                                          zl(l),
+                                          dot};
     };
     const std::size_t coarsest_bytes = detail::amg_coarsest_shared_bytes(op(levels));
     const bool in_shared = coarsest_bytes <= detail::kAmgCoarsestSharedLimit;
-    const detail::AmgCoarsest<Operator> coarsest{op(levels),       stop,
-                                                 b(levels),        weight_[levels].span(),
-                                                 sweep_[0].span(), sweep_[1].span(),
-                                                 zl(levels),       in_shared};
+    const detail::AmgCoarsest<Operator> coarsest{
+        op(levels),       stop,       b(levels), weight_[levels].span(), sweep_[0].span(),
+        sweep_[1].span(), zl(levels), in_shared};
     for (std::size_t l = 0; l < levels; ++l) {
       const Level& d = levels_[l];
       const std::size_t per_node = op(l).size() / op(l).nodes();
@@ -483,7 +492,7 @@ class AggregationMultigrid {
   struct Level {
     std::size_t nodes = 0;  ///< coarse nodes
     DeviceBuffer<std::int32_t> aggregate, member_offsets, members, offsets, columns, source_offsets, sources;
-    DeviceBuffer<std::int32_t> entry_aggregate;  ///< per entry of the finer pattern: its column's aggregate
+    DeviceBuffer<std::int32_t> entry_aggregate;   ///< per entry of the finer pattern: its column's aggregate
     DeviceBuffer<std::int32_t> aggregate_blocks;  ///< first aggregate of each residual-restriction block
     std::size_t restrict_blocks = 0, max_block_members = 0;
     DeviceBuffer<double> values;  ///< of the coarse operator

@@ -33,8 +33,8 @@
 ///     template <class X> TISSUE_HD double row(std::size_t j, const X& x) const;  // (A x)_j; x(k) reads x_k
 ///     // y[0 .. U) += lane's share of (A x) at the item's unknowns: its pattern entries e = first + lane,
 ///     // first + lane + G, ...; x(k, e) reads x_k for the column of entry e
-///     template <class X> TISSUE_HD void item_partial(std::size_t item, int lane, const X& x, double* y) const;
-///     TISSUE_HD double diagonal(std::size_t j) const;  // A_jj
+///     template <class X> TISSUE_HD void item_partial(std::size_t item, int lane, const X& x, double* y)
+///     const; TISSUE_HD double diagonal(std::size_t j) const;  // A_jj
 ///   };
 ///
 /// (Several lanes per item rather than one thread per row: a row's gathers (column, then the vector
@@ -163,7 +163,7 @@ struct CsrOperator {
     return s;
   }
   TISSUE_HD CsrOperator on_pattern(std::size_t nodes, Span<const std::int32_t> o, Span<const std::int32_t> c,
-                         Span<const double> v) const {
+                                   Span<const double> v) const {
     CsrOperator a;
     a.rows = nodes;
     a.offsets = o;
@@ -205,7 +205,8 @@ TISSUE_HD void block_sums(const exec::Block& block, double* shared, const F& f, 
 /// each thread reads about blocks / kCgThreads partials, and one after another they were a chain of
 /// round trips to L2 at the start of every solver kernel.
 template <int K>
-TISSUE_HD void strided_partial_sums(Span<const double> partials, std::size_t blocks, std::size_t l, double* s) {
+TISSUE_HD void strided_partial_sums(Span<const double> partials, std::size_t blocks, std::size_t l,
+                                    double* s) {
   constexpr std::size_t kWidth = 4;
   for (std::size_t b = l; b < blocks; b += kWidth * kCgThreads) {
     double v[kWidth][K];
@@ -279,8 +280,7 @@ struct CgDirection {
     if (!c.done)
       block_sums<3>(
           block, shared,
-          [&](std::size_t l, double* s) { strided_partial_sums<3>(update_partials, blocks, l, s); },
-          t);
+          [&](std::size_t l, double* s) { strided_partial_sums<3>(update_partials, blocks, l, s); }, t);
     const double beta = c.done || c.iterations == 0 ? 0.0 : t[1] / c.rz;
     if (!c.done) {
       c.rr = t[0];

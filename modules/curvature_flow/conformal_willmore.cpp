@@ -565,9 +565,9 @@ void ConformalWillmoreFlow::similarity_transform() {
     history_steps_ = 0;
   } else {
     const int order = std::min(settings_.start_extrapolation, history_steps_);
-    exec::parallel_for(4 * n_, ExtrapolateTransforms{order, lambda_.span(),
-                                                     Span<double>(lambda_history_.data(), 4 * n_),
-                                                     Span<double>(lambda_history_.data() + 4 * n_, 4 * n_)});
+    exec::parallel_for(
+        4 * n_, ExtrapolateTransforms{order, lambda_.span(), Span<double>(lambda_history_.data(), 4 * n_),
+                                      Span<double>(lambda_history_.data() + 4 * n_, 4 * n_)});
     history_steps_ = std::min(history_steps_ + 1, 2);
   }
   lambda_warm_ = false;  // until this inverse iteration has succeeded
@@ -695,8 +695,8 @@ void ConformalWillmoreFlow::set_curvature_change(const std::vector<double>& rho)
 
 std::vector<double> ConformalWillmoreFlow::similarity_history() const {
   std::vector<double> h = lambda_history_.to_host();
-  std::fill(h.begin() + static_cast<std::ptrdiff_t>(4 * n_ * static_cast<std::size_t>(history_steps_)), h.end(),
-            0.0);
+  std::fill(h.begin() + static_cast<std::ptrdiff_t>(4 * n_ * static_cast<std::size_t>(history_steps_)),
+            h.end(), 0.0);
   return h;
 }
 
@@ -717,8 +717,8 @@ void ConformalWillmoreFlow::set_similarity_values(const std::vector<double>& lam
   }
   lambda_history_.assign(history);
   const auto step = static_cast<std::ptrdiff_t>(4 * n_);
-  while (history_steps_ < 2 && nonzero(history.begin() + history_steps_ * step,
-                                       history.begin() + (history_steps_ + 1) * step))
+  while (history_steps_ < 2 &&
+         nonzero(history.begin() + history_steps_ * step, history.begin() + (history_steps_ + 1) * step))
     ++history_steps_;
 }
 

@@ -68,14 +68,14 @@ struct ConformalWillmoreSettings {
                                          ///< there, so its relative residual cannot reach 1e-10 in rounding
   double first_solve_tolerance = 1e-10;  ///< the same for the first solve of a step when it is unshifted:
                                          ///< it only has to bring lambda near enough for the next's shift
-  double eigen_shift = 1e-8;  ///< added to E's diagonal, relative to its mean diagonal: rounding grows
-                              ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
+  double eigen_shift = 1e-8;    ///< added to E's diagonal, relative to its mean diagonal: rounding grows
+                                ///< like 1e-16 / shift, the inverse iteration's error like shift / gap
   int start_extrapolation = 2;  ///< the CG inverse iteration starts from the last steps' transforms
                                 ///< extrapolated in time by a polynomial of this degree (0: the last
                                 ///< step's; 1: 2 l_n - l_n-1; 2: 3 l_n - 3 l_n-1 + l_n-2); E changes
                                 ///< smoothly along the flow, and a start nearer its eigenvector shortens
                                 ///< the solves (bunny: about 260 -> 110 CG iterations per step)
-  bool preserve_area = true;  ///< scale each new surface back to the area before the step
+  bool preserve_area = true;    ///< scale each new surface back to the area before the step
 };
 
 /// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator (vertex-vertex
@@ -203,13 +203,13 @@ class ConformalWillmoreFlow {
   linalg::ConjugateGradient<linalg::CsrOperator<3>> laplacian_cg_;
   linalg::AggregationMultigrid<QuaternionMatrix> dirac_multigrid_;
   linalg::AggregationMultigrid<linalg::CsrOperator<3>> laplacian_multigrid_;
-  std::vector<double> projection_;  ///< coefficients of H on {1, N_x, N_y, N_z}
-  SurfaceMeasures before_;          ///< measures at the start of the step
-  double shift_ = 0.0;              ///< the shift on E's diagonal
-  bool lambda_warm_ = false;        ///< lambda_ holds the last step's transforms (the CG start)
+  std::vector<double> projection_;       ///< coefficients of H on {1, N_x, N_y, N_z}
+  SurfaceMeasures before_;               ///< measures at the start of the step
+  double shift_ = 0.0;                   ///< the shift on E's diagonal
+  bool lambda_warm_ = false;             ///< lambda_ holds the last step's transforms (the CG start)
   DeviceBuffer<double> lambda_history_;  ///< 8 n: lambda_n-1, lambda_n-2 (start_extrapolation)
   int history_steps_ = 0;                ///< how many of them are known
-  double dirac_norm_ = 0.0;         ///< ||E||_inf, for the backward error of the CG solves
+  double dirac_norm_ = 0.0;              ///< ||E||_inf, for the backward error of the CG solves
   double centroid_before_[3] = {0.0, 0.0, 0.0};
   StepReport report_;
 };

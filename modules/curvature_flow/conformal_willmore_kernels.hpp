@@ -277,7 +277,7 @@ struct QuaternionMatrix {
     return s;
   }
   TISSUE_HD QuaternionMatrix on_pattern(std::size_t, Span<const std::int32_t> o, Span<const std::int32_t> c,
-                              Span<const double> v) const {
+                                        Span<const double> v) const {
     return {o, c, v};
   }
 };

@@ -166,7 +166,8 @@ void check_lane_groups(std::size_t items, unsigned threads) {
       for (int l = 0; l < offset; ++l)
         for (int v = 0; v < 2; ++v) s[l][v] += s[l + offset][v];
     for (int lane = 0; lane < G; ++lane)
-      for (int v = 0; v < 2; ++v) wrong += got[2 * (G * i + static_cast<std::size_t>(lane)) + static_cast<std::size_t>(v)] != s[0][v];
+      for (int v = 0; v < 2; ++v)
+        wrong += got[2 * (G * i + static_cast<std::size_t>(lane)) + static_cast<std::size_t>(v)] != s[0][v];
   }
   INFO(G << " lanes, " << threads << " threads per block");
   CHECK(wrong == 0);

@@ -374,24 +374,24 @@ TEST_CASE("aggregation multigrid: Galerkin coarse operators and a symmetric posi
 /// The V(1,1) cycle of aggregation_multigrid.hpp evaluated on the host with dense matrices, one vector
 /// (level 0: host's matrix; coarse ones P^T A P from the aggregates).
 struct HostCycle {
-  std::vector<std::vector<double>> a;           ///< dense, per level
-  std::vector<std::vector<std::int32_t>> agg;   ///< aggregate of each node, per level above the coarsest
+  std::vector<std::vector<double>> a;          ///< dense, per level
+  std::vector<std::vector<std::int32_t>> agg;  ///< aggregate of each node, per level above the coarsest
   std::vector<std::size_t> n;
 
   HostCycle(const HostCsr& host, const std::vector<linalg::AggregationLevel>& levels) {
     n.push_back(host.n);
     a.emplace_back(host.n * host.n, 0.0);
     for (std::size_t i = 0; i < host.n; ++i)
-      for (auto k = static_cast<std::size_t>(host.offsets[i]); k < static_cast<std::size_t>(host.offsets[i + 1]);
-           ++k)
+      for (auto k = static_cast<std::size_t>(host.offsets[i]);
+           k < static_cast<std::size_t>(host.offsets[i + 1]); ++k)
         a[0][i * host.n + static_cast<std::size_t>(host.columns[k])] = host.values[k];
     for (const auto& level : levels) {
       const std::size_t fine = n.back(), coarse = level.member_offsets.size() - 1;
       std::vector<double> c(coarse * coarse, 0.0);
       for (std::size_t i = 0; i < fine; ++i)
         for (std::size_t j = 0; j < fine; ++j)
-          c[static_cast<std::size_t>(level.aggregate[i]) * coarse + static_cast<std::size_t>(level.aggregate[j])] +=
-              a.back()[i * fine + j];
+          c[static_cast<std::size_t>(level.aggregate[i]) * coarse +
+            static_cast<std::size_t>(level.aggregate[j])] += a.back()[i * fine + j];
       agg.push_back(level.aggregate);
       a.push_back(std::move(c));
       n.push_back(coarse);
@@ -447,7 +447,8 @@ TEST_CASE("aggregation multigrid: the cycle matches a dense host evaluation and 
   const auto hr = random_vector(size, 21);
   std::vector<double> expected;
   for (std::size_t c = 0; c < 2; ++c) {
-    const auto z = reference.apply(0, std::vector<double>(hr.begin() + c * host.n, hr.begin() + (c + 1) * host.n));
+    const auto z =
+        reference.apply(0, std::vector<double>(hr.begin() + c * host.n, hr.begin() + (c + 1) * host.n));
     expected.insert(expected.end(), z.begin(), z.end());
   }
   DeviceBuffer<double> r, z(size), partials(2 * ((size + 127) / 128) + 1);
