@@ -81,7 +81,9 @@ std::size_t launch_cooperative(std::size_t max_blocks, unsigned threads, std::si
   const std::size_t blocks = std::min(max_blocks, resident);
   F arg = f;
   unsigned* barrier = grid_barrier_word();
-  unsigned* signals = grid_signal_words(blocks);  // zeroed on the launch's stream
+  // zeroed on the launch's stream: every block's word, kSignalStride apart (a word left at a larger
+  // epoch by an earlier launch would let a wait_for pass before the neighbour has written)
+  unsigned* signals = grid_signal_words(blocks * exec::Grid::kSignalStride);
   void* args[] = {&arg, &barrier, &signals};
   const cudaError_t err = cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(cooperative_entry<MaxThreads, MinBlocks, F>()),
