@@ -27,15 +27,14 @@
 /// of kItemUnknowns consecutive unknowns sharing their pattern entries (a vertex's quaternion, or a
 /// single unknown), each item's product computed by kLanes lanes (exec::Block::for_each_group):
 ///
-///   struct Operator {
-///     static constexpr int kItemUnknowns, kLanes;  // U; G, a power of two with 128 / U * G <= 1024
-///     TISSUE_HD std::size_t size() const;          // unknowns, a multiple of U
-///     template <class X> TISSUE_HD double row(std::size_t j, const X& x) const;  // (A x)_j; x(k) reads x_k
-///     // y[0 .. U) += lane's share of (A x) at the item's unknowns: its pattern entries e = first + lane,
-///     // first + lane + G, ...; x(k, e) reads x_k for the column of entry e
-///     template <class X> TISSUE_HD void item_partial(std::size_t item, int lane, const X& x, double* y)
-///     const; TISSUE_HD double diagonal(std::size_t j) const;  // A_jj
-///   };
+/// - `static constexpr int kItemUnknowns` (U) and `kLanes` (G, a power of two; 128 / U * G threads per
+///   block must be whole warps, at most 1024);
+/// - `TISSUE_HD std::size_t size() const`: unknowns, a multiple of U;
+/// - `template <class X> TISSUE_HD double row(std::size_t j, const X& x) const`: (A x)_j, x(k) reading x_k;
+/// - `template <class X> TISSUE_HD void item_partial(std::size_t item, int lane, const X& x, double* y)
+///   const`: adds to y[0 .. U) the lane's share of (A x) at the item's unknowns, i.e. of its pattern
+///   entries e = first + lane, first + lane + G, ...; x(k, e) reads x_k, e the entry whose column k is;
+/// - `TISSUE_HD double diagonal(std::size_t j) const`: A_jj.
 ///
 /// (Several lanes per item rather than one thread per row: a row's gathers (column, then the vector
 /// there) are then in flight together instead of one entry after another; the products are
@@ -107,7 +106,8 @@ template <int Width>
 struct CsrOperator {
   static constexpr int kValuesPerEntry = 1;  ///< (aggregation_multigrid.hpp)
   static constexpr int kItemUnknowns = 1;    ///< every unknown is an item of its own
-  static constexpr int kLanes = 2;           ///< lanes per row (meshes: about 7 entries per row)
+  static constexpr int kLanes = 2;  ///< lanes per row: faster than 4 or 8 on the bunny's Laplacian (about 7
+                                    ///< entries per row; BENCHMARKS.md)
   std::size_t rows = 0;
   Span<const std::int32_t> offsets, columns;
   Span<const double> values;
@@ -175,9 +175,6 @@ struct CsrOperator {
 
 namespace detail {
 
-/// Unknowns per block of the solver kernels (one per thread outside the operator's products).
-constexpr std::size_t kCgThreads = kSolverBlockUnknowns;
-
 using linalg::VectorRead;
 /// Reads z + beta p (the new direction, computed where the product needs it).
 struct DirectionRead {
@@ -188,31 +185,31 @@ struct DirectionRead {
   TISSUE_HD double operator()(std::size_t j, std::int32_t) const { return (*this)(j); }
 };
 
-/// Sums K values per thread over the block (shared: K kCgThreads doubles); every thread gets the totals.
-/// f(l, s) adds thread l's contributions into s[0 .. K).
+/// Sums K values per slot l in [0, kSolverBlockUnknowns) over the block (shared: K kSolverBlockUnknowns
+/// doubles); every thread gets the totals. f(l, s) adds slot l's contributions into s[0 .. K).
 template <int K, class F>
 TISSUE_HD void block_sums(const exec::Block& block, double* shared, const F& f, double* totals) {
-  block.for_each(kCgThreads, [&](std::size_t l) {
+  block.for_each(kSolverBlockUnknowns, [&](std::size_t l) {
     double s[K] = {};
     f(l, s);
-    for (int k = 0; k < K; ++k) shared[k * kCgThreads + l] = s[k];
+    for (int k = 0; k < K; ++k) shared[k * kSolverBlockUnknowns + l] = s[k];
   });
   block_slot_sums<K>(block, shared, totals);
 }
 
-/// Thread l's share of the per-block partial sums (K per block, blocks b = l, l + kCgThreads, ...) into
-/// s[0 .. K). Four blocks' loads are issued before their sums, so that they are in flight together:
-/// each thread reads about blocks / kCgThreads partials, and one after another they were a chain of
-/// round trips to L2 at the start of every solver kernel.
+/// Slot l's share of the per-block partial sums (K per block; blocks b = l, l + kSolverBlockUnknowns, ...)
+/// into s[0 .. K). Four blocks' loads are issued before their sums, so that they are in flight together:
+/// each slot reads about blocks / kSolverBlockUnknowns partials, and one after another they were a chain
+/// of round trips to L2 at the start of every solver kernel.
 template <int K>
 TISSUE_HD void strided_partial_sums(Span<const double> partials, std::size_t blocks, std::size_t l,
                                     double* s) {
   constexpr std::size_t kWidth = 4;
-  for (std::size_t b = l; b < blocks; b += kWidth * kCgThreads) {
+  for (std::size_t b = l; b < blocks; b += kWidth * kSolverBlockUnknowns) {
     double v[kWidth][K];
     for (std::size_t u = 0; u < kWidth; ++u)
       for (int k = 0; k < K; ++k) {
-        const std::size_t c = b + u * kCgThreads;
+        const std::size_t c = b + u * kSolverBlockUnknowns;
         v[u][k] = c < blocks ? partials[K * c + static_cast<std::size_t>(k)] : 0.0;
       }
     for (std::size_t u = 0; u < kWidth; ++u)
@@ -246,7 +243,7 @@ struct CgStart {
     block_sums<3>(
         block, static_cast<double*>(block.shared()),
         [&](std::size_t l, double* s) {
-          const std::size_t j = block.index() * kCgThreads + l;
+          const std::size_t j = block.index() * kSolverBlockUnknowns + l;
           if (j >= a.size()) return;
           const double d = a.diagonal(j);
           const double m = d > 0.0 ? 1.0 / d : 0.0;  // 0: the first p . A p reports the breakdown
@@ -291,10 +288,10 @@ struct CgDirection {
     if (block.index() == 0) block.for_each(1, [&](std::size_t) { *out = c; });
     if (c.done) return;
     constexpr int U = Operator::kItemUnknowns;
-    const std::size_t first = block.index() * kCgThreads;
-    const std::size_t count = math::min(kCgThreads, a.size() - first);
+    const std::size_t first = block.index() * kSolverBlockUnknowns;
+    const std::size_t count = math::min(kSolverBlockUnknowns, a.size() - first);
     const DirectionRead direction{z.data(), p_old.data(), beta};
-    block.for_each(kCgThreads - count, [&](std::size_t l) { shared[count + l] = 0.0; });
+    block.for_each(kSolverBlockUnknowns - count, [&](std::size_t l) { shared[count + l] = 0.0; });
     block.template for_each_group<Operator::kLanes, U>(
         count / U,
         [&](std::size_t i, int lane, double* s) { a.item_partial(first / U + i, lane, direction, s); },
@@ -347,7 +344,7 @@ struct CgUpdate {
     block_sums<3>(
         block, shared,
         [&](std::size_t l, double* s) {
-          const std::size_t j = block.index() * kCgThreads + l;
+          const std::size_t j = block.index() * kSolverBlockUnknowns + l;
           if (j >= a.size()) return;
           const double xj = x[j] + alpha * p[j];
           const double rj = r[j] - alpha * q[j];
@@ -403,7 +400,7 @@ class ConjugateGradient {
   CgResult solve(const Operator& a, Span<const double> b, Span<double> x, const CgSettings& settings,
                  Preconditioner* m = nullptr) {
     const std::size_t n = a.size();
-    const std::size_t blocks = (n + detail::kCgThreads - 1) / detail::kCgThreads;
+    const std::size_t blocks = (n + kSolverBlockUnknowns - 1) / kSolverBlockUnknowns;
     for (auto* v : {&r_, &z_, &p_[0], &p_[1], &q_, &inverse_diagonal_}) v->ensure(n);
     update_partials_.ensure(3 * blocks);
     direction_partials_.ensure(blocks);
@@ -421,7 +418,7 @@ class ConjugateGradient {
     start.b_norm = b_norm;
     start.max_iterations = settings.max_iterations;
     control_.upload(&start, 1, 1);  // the update kernel's record, which the first direction kernel reads
-    exec::block_for(blocks, kThreads, 3 * detail::kCgThreads * sizeof(double),
+    exec::block_for(blocks, kThreads, 3 * kSolverBlockUnknowns * sizeof(double),
                     detail::CgStart<Operator>{a, b, x, span(r_, n), span(z_, n), span(inverse_diagonal_, n),
                                               span(update_partials_, 3 * blocks)});
     precondition(a, n, blocks, m);
@@ -490,7 +487,7 @@ class ConjugateGradient {
   void iterate(const Operator& a, Span<double> x, std::size_t n, std::size_t blocks, int parity,
                Preconditioner* m) {
     CgControl* control = control_.data();
-    const std::size_t shared = 3 * detail::kCgThreads * sizeof(double);
+    const std::size_t shared = 3 * kSolverBlockUnknowns * sizeof(double);
     const Span<double> p_new = span(p_[1 - parity], n), p_old = span(p_[parity], n);
     exec::block_for(blocks, kThreads, shared,
                     detail::CgDirection<Operator>{a, control + 1, control, span(update_partials_, 3 * blocks),
