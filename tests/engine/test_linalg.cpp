@@ -311,15 +311,27 @@ TEST_CASE("aggregates partition the graph into connected pieces and the coarse g
   }
 }
 
+/// A perturbed m x m grid Laplacian on the device as an operator on two vectors, with its aggregation
+/// multigrid set up (down to 8 nodes) and updated for its values.
+struct TwoVectorMultigrid {
+  HostCsr host;
+  linalg::CsrMatrix a;
+  linalg::CsrOperator<2> op;
+  linalg::AggregationMultigrid<linalg::CsrOperator<2>> amg;
+  TwoVectorMultigrid(int m, unsigned seed) : host(perturbed_laplacian(m, seed)) {
+    host.upload(a);
+    op = linalg::CsrOperator<2>(a);
+    amg.setup(host.offsets, host.columns, 8);
+    amg.update(op);
+  }
+};
+
 TEST_CASE("aggregation multigrid: Galerkin coarse operators and a symmetric positive definite cycle",
           "[linalg][multigrid]") {
-  const HostCsr host = perturbed_laplacian(30, 4);
-  linalg::CsrMatrix a;
-  host.upload(a);
-  const linalg::CsrOperator<2> op(a);
-  linalg::AggregationMultigrid<linalg::CsrOperator<2>> amg;
-  amg.setup(host.offsets, host.columns, 8);
-  amg.update(op);
+  TwoVectorMultigrid mg(30, 4);
+  const HostCsr& host = mg.host;
+  const linalg::CsrOperator<2>& op = mg.op;
+  auto& amg = mg.amg;
   REQUIRE(amg.levels() >= 3);
 
   // level 1 against P^T A P evaluated densely from the aggregates
@@ -432,13 +444,10 @@ struct HostCycle {
 
 TEST_CASE("aggregation multigrid: the cycle matches a dense host evaluation and sums r . z for the solver",
           "[linalg][multigrid]") {
-  const HostCsr host = perturbed_laplacian(40, 8);
-  linalg::CsrMatrix a;
-  host.upload(a);
-  const linalg::CsrOperator<2> op(a);  // two vectors, so slots are exercised
-  linalg::AggregationMultigrid<linalg::CsrOperator<2>> amg;
-  amg.setup(host.offsets, host.columns, 8);
-  amg.update(op);
+  TwoVectorMultigrid mg(40, 8);  // two vectors, so slots are exercised
+  const HostCsr& host = mg.host;
+  const linalg::CsrOperator<2>& op = mg.op;
+  auto& amg = mg.amg;
   REQUIRE(amg.levels() >= 4);
   const HostCycle reference(host, linalg::aggregation_hierarchy(host.offsets, host.columns, 8));
   REQUIRE(reference.n.size() == amg.levels());
