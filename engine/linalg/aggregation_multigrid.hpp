@@ -19,13 +19,24 @@
 /// The cycle, a symmetric V(1,1) that is a fixed linear SPD map (so plain CG applies), on every level:
 ///   x = W b (one Jacobi sweep from zero), r = b - A x, b_c = P^T r;
 ///   z_c from the next level (the coarsest: kAmgCoarsestSweeps Jacobi sweeps from zero, in one block,
-///   on a copy of its operator in shared memory);
-///   x += alpha P z_c (alpha = 1.5, the over-correction that compensates the piecewise-constant
-///   prolongation's too-small coarse correction, Braess 1995), z = x + W (b - A x).
+///   on a copy of its operator in shared memory; or, with AmgSettings::direct_coarsest, z_c = A_c^-1 b_c
+///   exactly, by a dense product with the inverse that update() computes by dense Cholesky);
+///   x += alpha P z_c (alpha = AmgSettings::over_correction, by default 1.5: the over-correction that
+///   compensates the piecewise-constant prolongation's too-small coarse correction, Braess 1995),
+///   z = x + W (b - A x).
 /// W_jj = 1 / max(a_jj / (2/3), sum_k |a_jk| / 1.8): damped Jacobi, bounded by the l1 row sum (Baker,
 /// Falgout, Kolev & Yang, SIAM J. Sci. Comput. 33, 2011) so that the smoother contracts in the A-norm for
-/// any SPD A (2 W^-1 - A positive definite); with alpha < 2 the cycle is then SPD. On the bunny's operators
-/// (34 834 vertices) this cuts CG iterations about 15-fold for L and 7-fold for E.
+/// any SPD A (2 W^-1 - A positive definite); with alpha < 2 the cycle is then SPD (an exact coarsest solve
+/// is an SPD map too). On the bunny's operators (34 834 vertices) this cuts CG iterations about 15-fold for
+/// L and 7-fold for E with the sweeps on 39 nodes, and by a third more with the direct solve on 383 nodes
+/// (modules/curvature_flow/README.md).
+///
+/// The direct coarsest level is for operators whose low modes the aggregates represent poorly, so that the
+/// few Jacobi sweeps of a small coarsest level leave them unsolved: the shifted Dirac operator of conformal
+/// Willmore flow, whose smallest eigenvalue is 1e-6 of its diagonal while the Galerkin operator on 37
+/// aggregates has its smallest 12 times larger. Its kernel is one dense product (D x D doubles, D the
+/// coarsest level's nodes times kNodeUnknowns) where the sweeps were 8 dependent passes, and the levels
+/// below it are not needed: a few hundred nodes cost one Cholesky factorization and inversion per update.
 ///
 /// Kernels per cycle: 2 per level above the coarsest (residual with restriction, blocks of whole
 /// aggregates summing their members' residuals in shared memory; correction with post-smoothing), each an
@@ -39,6 +50,10 @@
 /// - `TISSUE_HD std::size_t nodes() const`: rows of the pattern;
 /// - `TISSUE_HD std::size_t node_of(std::size_t j) const`, `slot_of(j)`: the node of unknown j and which
 ///   of its unknowns j is, and `unknown(node, slot)` back;
+/// - `static constexpr int kNodeUnknowns` (K): how many of a node's slots its entries couple (4 for a
+///   quaternion; 1 for a CSR operator on several vectors, whose slots are independent systems), and
+///   `TISSUE_HD double block_value(std::size_t e, int r, int c) const`: entry e's coupling of slot r of its
+///   row to slot c of its column, r, c < K (the direct coarsest level assembles the dense matrix from it);
 /// - `TISSUE_HD double absolute_row_sum(std::size_t j) const`: sum_k |a_jk|;
 /// - items and lanes (conjugate_gradient.hpp's Operator): `kItemUnknowns`, `kLanes`, `item_partial`, the
 ///   unknowns of an item being unknown(node, slot + u) for u < kItemUnknowns;
@@ -57,10 +72,12 @@
 #include <utility>
 #include <vector>
 
+#include "engine/exec/algorithms.hpp"
 #include "engine/exec/block_for.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/math.hpp"
 #include "engine/exec/parallel_for.hpp"
+#include "engine/linalg/dense_cholesky.hpp"
 #include "engine/linalg/solver_blocks.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
 
@@ -85,11 +102,29 @@ std::vector<AggregationLevel> aggregation_hierarchy(const std::vector<std::int32
                                                     const std::vector<std::int32_t>& columns,
                                                     std::size_t coarsest_nodes);
 
+/// Settings of an AggregationMultigrid (setup()).
+struct AmgSettings {
+  std::size_t coarsest_nodes = 64;  ///< aggregate until at most this many nodes remain
+  bool direct_coarsest = false;  ///< solve the coarsest level exactly (dense Cholesky inverse) instead of by
+                                 ///< Jacobi sweeps, where it has at most kAmgDirectUnknowns dense unknowns
+  bool constant_null_space = false;  ///< the operator annihilates the constants of each slot (a Laplacian):
+                                     ///< the direct solve then inverts A_c + s 1 1^T per slot, s = trace(A_c)
+                                     ///< / nodes^2, which on the range of A_c is its pseudo-inverse
+  double over_correction = 1.5;  ///< alpha of the coarse correction, in (0, 2)
+  int coarsest_refresh = 1;      ///< the direct coarsest level is inverted at every this-many-th update() (1:
+                             ///< at every one); the updates in between keep the last inverse, still an SPD
+                             ///< map and so a valid coarse solve, of an operator that changes slowly
+                             ///< (a flow's operators from step to step): one inversion of 1532 unknowns
+                             ///< takes 3.2 ms on an H100, where a bunny flow step takes 10-15
+};
+
+/// The largest dense coarsest system (nodes times kNodeUnknowns) solved directly: 128 MB of inverse.
+constexpr std::size_t kAmgDirectUnknowns = 4096;
+
 namespace detail {
 
 constexpr double kAmgJacobiWeight = 2.0 / 3.0;
 constexpr double kAmgL1Weight = 1.8;  ///< below 2: W^-1 >= sum_k |a_jk| / 1.8 keeps 2 W^-1 - A definite
-constexpr double kAmgOverCorrection = 1.5;
 constexpr int kAmgCoarsestSweeps = 8;
 constexpr unsigned kAmgCoarsestThreads = 256;
 
@@ -201,15 +236,16 @@ struct AmgCorrectedRead {
   const double* w;
   const double* b;
   const double* zc;
+  double alpha;  ///< the over-correction
   TISSUE_HD double operator()(std::size_t k) const {
     const std::size_t jc =
         coarse.unknown(static_cast<std::size_t>(aggregate[fine.node_of(k)]), fine.slot_of(k));
-    return w[k] * b[k] + kAmgOverCorrection * zc[jc];
+    return w[k] * b[k] + alpha * zc[jc];
   }
   TISSUE_HD double operator()(std::size_t k, std::int32_t e) const {
     const std::size_t jc = coarse.unknown(
         static_cast<std::size_t>(entry_aggregate[static_cast<std::size_t>(e)]), fine.slot_of(k));
-    return w[k] * b[k] + kAmgOverCorrection * zc[jc];
+    return w[k] * b[k] + alpha * zc[jc];
   }
 };
 
@@ -223,6 +259,7 @@ struct AmgCorrect {
   Span<const double> b, w, zc;
   Span<double> z;
   BlockPartials dot;
+  double alpha;  ///< the over-correction
   TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
     std::size_t first = 0;
@@ -231,7 +268,7 @@ struct AmgCorrect {
     constexpr int U = Operator::kItemUnknowns, G = Operator::kLanes;
     double* shared = static_cast<double*>(block.shared());
     const AmgCorrectedRead<Operator> x{fine,     coarse,   aggregate.data(), entry_aggregate.data(),
-                                       w.data(), b.data(), zc.data()};
+                                       w.data(), b.data(), zc.data(),        alpha};
     block.template for_each_group<G, U>(
         count / U, [&](std::size_t i, int lane, double* s) { fine.item_partial(first / U + i, lane, x, s); },
         [&](std::size_t i, int lane, const double* s) {
@@ -331,6 +368,86 @@ struct AmgCoarsest {
   }
 };
 
+/// The dense matrix of the direct coarsest level, before its entries (AmgDenseEntries): s where row and
+/// column are the same slot of any two nodes (s 1 1^T per slot; s = 0 without a null space), else zero.
+/// One dense entry t = row + column D per index (column-major; row = node K + slot).
+template <class Operator>
+struct AmgDenseFill {
+  std::size_t d;
+  double s;
+  Span<double> dense;
+  TISSUE_HD void operator()(std::size_t t) const {
+    constexpr auto K = static_cast<std::size_t>(Operator::kNodeUnknowns);
+    dense[t] = t % d % K == t / d % K ? s : 0.0;
+  }
+};
+
+/// Adds the operator's entries to the dense matrix, one node's row of blocks per index.
+template <class Operator>
+struct AmgDenseEntries {
+  Operator a;
+  Span<double> dense;
+  TISSUE_HD void operator()(std::size_t i) const {
+    constexpr int K = Operator::kNodeUnknowns;
+    const std::size_t d = a.nodes() * K;
+    for (std::int32_t k = a.offsets[i]; k < a.offsets[i + 1]; ++k) {
+      const auto j = static_cast<std::size_t>(a.columns[static_cast<std::size_t>(k)]);
+      for (int r = 0; r < K; ++r)
+        for (int c = 0; c < K; ++c)
+          dense[i * K + static_cast<std::size_t>(r) + (j * K + static_cast<std::size_t>(c)) * d] +=
+              a.block_value(static_cast<std::size_t>(k), r, c);
+    }
+  }
+};
+
+/// The diagonal of the dense matrix, one per index (for the null-space shift's scale).
+struct AmgDenseDiagonal {
+  std::size_t d;
+  Span<const double> dense;
+  Span<double> out;
+  TISSUE_HD void operator()(std::size_t i) const { out[i] = dense[i + i * d]; }
+};
+
+/// Dense rows per block of AmgCoarsestDirect (one warp each).
+constexpr std::size_t kAmgDirectRows = 8;
+constexpr unsigned kAmgDirectThreads = 32 * kAmgDirectRows;
+
+/// z = A_c^-1 b on the coarsest level: every dense row of every independent system (size() / D of them)
+/// is a dot product of a row of the inverse (contiguous: the inverse is symmetric) with b, by 32 lanes.
+template <class Operator>
+struct AmgCoarsestDirect {
+  Operator a;
+  const std::int32_t* stop;
+  Span<const double> inverse, b;
+  Span<double> z;
+  TISSUE_HD std::size_t unknown_of(std::size_t row, std::size_t system) const {
+    constexpr auto K = static_cast<std::size_t>(Operator::kNodeUnknowns);
+    return a.unknown(row / K, system * K + row % K);
+  }
+  TISSUE_HD void operator()(const exec::Block& block) const {
+    if (*stop) return;
+    const std::size_t d = a.nodes() * Operator::kNodeUnknowns;
+    const std::size_t first = block.index() * kAmgDirectRows;
+    const std::size_t count = math::min(kAmgDirectRows, a.size() - first);
+    block.template for_each_group<32, 1>(
+        count,
+        [&](std::size_t i, int lane, double* s) {
+          const std::size_t row = (first + i) % d, system = (first + i) / d;
+          const double* line = inverse.data() + row * d;
+          // four partial sums, so that four loads of the row are in flight at a time
+          double t[4] = {0.0, 0.0, 0.0, 0.0};
+          auto j = static_cast<std::size_t>(lane);
+          for (; j + 96 < d; j += 128)
+            for (std::size_t u = 0; u < 4; ++u) t[u] += line[j + 32 * u] * b[unknown_of(j + 32 * u, system)];
+          for (std::size_t u = 0; j < d; j += 32, ++u) t[u] += line[j] * b[unknown_of(j, system)];
+          s[0] = (t[0] + t[1]) + (t[2] + t[3]);
+        },
+        [&](std::size_t i, int lane, const double* s) {
+          if (lane == 0) z[unknown_of((first + i) % d, (first + i) / d)] = s[0];
+        });
+  }
+};
+
 /// Shared memory of AmgCoarsest for an operator held there: its values, b, w and two sweep vectors
 /// (doubles), then its offsets and columns.
 template <class Operator>
@@ -352,11 +469,17 @@ template <class Operator>
 class AggregationMultigrid {
  public:
   /// Aggregates the pattern (offsets over nodes + 1, ascending columns with the diagonal, symmetric) down
-  /// to at most `coarsest_nodes` nodes where the graph allows. @throws std::invalid_argument for a
-  /// malformed pattern.
+  /// to at most settings.coarsest_nodes nodes where the graph allows. @throws std::invalid_argument for a
+  /// malformed pattern or an over-correction outside (0, 2).
   void setup(const std::vector<std::int32_t>& offsets, const std::vector<std::int32_t>& columns,
-             std::size_t coarsest_nodes = 64) {
-    const std::vector<AggregationLevel> hierarchy = aggregation_hierarchy(offsets, columns, coarsest_nodes);
+             const AmgSettings& settings = {}) {
+    if (!(settings.over_correction > 0.0 && settings.over_correction < 2.0))
+      throw std::invalid_argument("AggregationMultigrid: the over-correction must lie in (0, 2)");
+    if (settings.coarsest_refresh < 1)
+      throw std::invalid_argument("AggregationMultigrid: the coarsest level's refresh must be >= 1 update");
+    settings_ = settings;
+    const std::vector<AggregationLevel> hierarchy =
+        aggregation_hierarchy(offsets, columns, settings.coarsest_nodes);
     levels_.clear();
     levels_.resize(hierarchy.size());
     for (std::size_t l = 0; l < hierarchy.size(); ++l) {
@@ -398,13 +521,26 @@ class AggregationMultigrid {
       d.values.zero();
     }
     fine_nodes_ = offsets.size() - 1;
+    fine_entries_ = columns.size();
+    const std::size_t coarsest = hierarchy.empty() ? fine_nodes_ : levels_.back().nodes;
+    dense_size_ = coarsest * Operator::kNodeUnknowns;
+    direct_ = settings.direct_coarsest && dense_size_ <= kAmgDirectUnknowns;
+    updates_since_inversion_ = 0;
+    restore_pending_ = false;
+    inverted_values_.resize(0);
+    if (direct_) {
+      dense_.ensure(dense_size_ * dense_size_);
+      inverse_.prepare(dense_size_, Span<double>(dense_.data(), dense_size_ * dense_size_));
+    }
     never_.resize(1);
     never_.zero();
     ++generation_;
   }
 
-  /// Coarse operators and smoother weights from a's current values (a on the pattern given to setup()).
-  /// @throws std::logic_error before setup() or for an operator on another pattern.
+  /// Coarse operators and smoother weights from a's current values (a on the pattern given to setup()),
+  /// and with a direct coarsest level its inverse (synchronous then). @throws std::logic_error before
+  /// setup() or for an operator on another pattern; NumericalError when the coarsest operator (shifted by
+  /// its null space where AmgSettings says so) is not positive definite.
   void update(const Operator& a) {
     if (fine_nodes_ == 0 || a.nodes() != fine_nodes_)
       throw std::logic_error("AggregationMultigrid::update: set up for another pattern");
@@ -421,9 +557,22 @@ class AggregationMultigrid {
       weights(l + 1, coarse);
       fine = coarse;
     }
-    const std::size_t n = (levels_.empty() ? a : coarse_.back()).size();
-    sweep_[0].ensure(n);
-    sweep_[1].ensure(n);
+    const Operator& coarsest = levels_.empty() ? a : coarse_.back();
+    if (direct_) {
+      if (restore_pending_) {  // the inverse a saved run was using: from the values it was computed from
+        invert_coarsest(coarsest.on_pattern(coarsest.nodes(), coarsest.offsets, coarsest.columns,
+                                            inverted_values_.span()));
+        restore_pending_ = false;
+      } else if (updates_since_inversion_ == 0) {
+        inverted_values_.ensure(coarsest.values.size());
+        exec::copy(coarsest.values, inverted_values_.span(), coarsest.values.size());
+        invert_coarsest(coarsest);
+      }
+      updates_since_inversion_ = (updates_since_inversion_ + 1) % settings_.coarsest_refresh;
+    } else {
+      sweep_[0].ensure(coarsest.size());
+      sweep_[1].ensure(coarsest.size());
+    }
     updated_ = true;
   }
 
@@ -456,13 +605,9 @@ class AggregationMultigrid {
                                           weight_[l].span(),
                                           zl(l + 1),
                                           zl(l),
-                                          dot};
+                                          dot,
+                                          settings_.over_correction};
     };
-    const std::size_t coarsest_bytes = detail::amg_coarsest_shared_bytes(op(levels));
-    const bool in_shared = coarsest_bytes <= detail::kAmgCoarsestSharedLimit;
-    const detail::AmgCoarsest<Operator> coarsest{
-        op(levels),       stop,       b(levels), weight_[levels].span(), sweep_[0].span(),
-        sweep_[1].span(), zl(levels), in_shared};
     for (std::size_t l = 0; l < levels; ++l) {
       const Level& d = levels_[l];
       const std::size_t per_node = op(l).size() / op(l).nodes();
@@ -471,7 +616,19 @@ class AggregationMultigrid {
                                                             d.member_offsets.span(), d.members.span(), b(l),
                                                             weight_[l].span(), b_[l + 1].span()});
     }
-    exec::block_for(1, detail::kAmgCoarsestThreads, in_shared ? coarsest_bytes : 0, coarsest);
+    if (direct_) {
+      exec::block_for(
+          (op(levels).size() + detail::kAmgDirectRows - 1) / detail::kAmgDirectRows,
+          detail::kAmgDirectThreads, 0,
+          detail::AmgCoarsestDirect<Operator>{op(levels), stop, dense_.span(), b(levels), zl(levels)});
+    } else {
+      const std::size_t coarsest_bytes = detail::amg_coarsest_shared_bytes(op(levels));
+      const bool in_shared = coarsest_bytes <= detail::kAmgCoarsestSharedLimit;
+      exec::block_for(
+          1, detail::kAmgCoarsestThreads, in_shared ? coarsest_bytes : 0,
+          detail::AmgCoarsest<Operator>{op(levels), stop, b(levels), weight_[levels].span(), sweep_[0].span(),
+                                        sweep_[1].span(), zl(levels), in_shared});
+    }
     for (std::size_t l = levels; l-- > 0;)
       exec::block_for(blocks(l), threads, shared, correct(l, l == 0 ? rz : BlockPartials{}));
     if (levels == 0 && !rz.out.empty())
@@ -487,6 +644,45 @@ class AggregationMultigrid {
   /// Changes with every setup(): a recorded solve that applies this preconditioner is valid while the
   /// generation it recorded is.
   std::size_t generation() const { return generation_; }
+  /// The next update() inverts the direct coarsest level again, whatever AmgSettings::coarsest_refresh
+  /// says (and starts its count of updates anew).
+  void refresh_coarsest() {
+    updates_since_inversion_ = 0;
+    restore_pending_ = false;
+  }
+  /// With coarsest_refresh > 1 the inverse in use is state that the operator's current values do not
+  /// determine: coarsest_state() is {updates since the inversion, then the coarsest operator's values it
+  /// was computed from} (empty without a direct coarsest level or before the first update()), and
+  /// restore_coarsest() on a multigrid set up alike makes the next update() continue as the next update()
+  /// of the one saved would (so a restarted run continues exactly). @throws std::invalid_argument for a
+  /// state of another size.
+  std::vector<double> coarsest_state() const {
+    if (!direct_ || inverted_values_.size() == 0) return {};
+    std::vector<double> state{static_cast<double>(updates_since_inversion_)};
+    const std::vector<double> values = inverted_values_.to_host();
+    state.insert(state.end(), values.begin(), values.end());
+    return state;
+  }
+  /// Values in coarsest_state() of a multigrid set up for this pattern (0 without a direct coarsest level).
+  std::size_t coarsest_state_size() const {
+    if (!direct_) return 0;
+    const std::size_t entries = levels_.empty() ? fine_entries_ : levels_.back().columns.size();
+    return 1 + static_cast<std::size_t>(Operator::kValuesPerEntry) * entries;
+  }
+  void restore_coarsest(const std::vector<double>& state) {
+    if (state.empty()) {
+      refresh_coarsest();
+      return;
+    }
+    if (state.size() != coarsest_state_size())
+      throw std::invalid_argument("AggregationMultigrid::restore_coarsest: a state of another size");
+    updates_since_inversion_ = static_cast<int>(state[0]) % settings_.coarsest_refresh;
+    inverted_values_.assign(std::vector<double>(state.begin() + 1, state.end()));
+    restore_pending_ = updates_since_inversion_ != 0;
+  }
+  /// Whether the coarsest level is solved directly (AmgSettings::direct_coarsest, within
+  /// kAmgDirectUnknowns).
+  bool direct_coarsest() const { return direct_; }
 
  private:
   struct Level {
@@ -497,6 +693,25 @@ class AggregationMultigrid {
     std::size_t restrict_blocks = 0, max_block_members = 0;
     DeviceBuffer<double> values;  ///< of the coarse operator
   };
+
+  /// The dense matrix of the coarsest operator (plus s 1 1^T per slot for a constant null space), inverted.
+  void invert_coarsest(const Operator& c) {
+    const std::size_t d = dense_size_;
+    dense_.ensure(d * d);
+    const Span<double> dense(dense_.data(), d * d);
+    double s = 0.0;
+    if (settings_.constant_null_space) {  // the trace, from the dense matrix without the shift
+      exec::parallel_for(d * d, detail::AmgDenseFill<Operator>{d, 0.0, dense});
+      exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
+      diagonal_.ensure(d);
+      exec::parallel_for(d, detail::AmgDenseDiagonal{d, dense, diagonal_.span()});
+      const auto nodes = static_cast<double>(c.nodes());
+      s = exec::sum(Span<const double>(diagonal_.data(), d)) / (nodes * nodes);
+    }
+    exec::parallel_for(d * d, detail::AmgDenseFill<Operator>{d, s, dense});
+    exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
+    inverse_.invert(d, dense);
+  }
 
   void weights(std::size_t l, const Operator& a) {
     for (auto* v : {&weight_, &b_, &z_})
@@ -509,9 +724,14 @@ class AggregationMultigrid {
   std::vector<Operator> coarse_;  ///< operators of levels 1 .. levels_.size()
   std::vector<DeviceBuffer<double>> weight_, b_, z_;
   DeviceBuffer<double> sweep_[2];
+  DeviceBuffer<double> dense_, diagonal_;  ///< the direct coarsest level's inverse (D x D), a scratch
+  DeviceBuffer<double> inverted_values_;   ///< the coarsest operator's values dense_ was computed from
+  DenseCholeskyInverse inverse_;
   DeviceBuffer<std::int32_t> never_;
-  std::size_t fine_nodes_ = 0, generation_ = 0;
-  bool updated_ = false;
+  AmgSettings settings_;
+  std::size_t fine_nodes_ = 0, fine_entries_ = 0, generation_ = 0, dense_size_ = 0;
+  int updates_since_inversion_ = 0;  ///< modulo coarsest_refresh: 0 inverts at the next update()
+  bool updated_ = false, direct_ = false, restore_pending_ = false;
 };
 
 }  // namespace tissue::linalg

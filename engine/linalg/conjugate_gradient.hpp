@@ -155,6 +155,8 @@ struct CsrOperator {
     return static_cast<std::uint32_t>(j) / static_cast<std::uint32_t>(rows);
   }
   TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return slot * rows + node; }
+  static constexpr int kNodeUnknowns = 1;  ///< the vectors are independent systems
+  TISSUE_HD double block_value(std::size_t e, int, int) const { return values[e]; }
   TISSUE_HD double absolute_row_sum(std::size_t j) const {
     const std::size_t i = node_of(j);
     double s = 0.0;

@@ -3,6 +3,7 @@
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/parallel_for.hpp"
+#include "engine/linalg/dense_cholesky.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
 
 namespace tissue::linalg {
@@ -15,7 +16,22 @@ struct Products {
   TISSUE_HD void operator()(std::size_t i) const { out[i] = x[i] * y[i]; }
 };
 
+/// a_ij = a_ji for i < j, one entry per index t = i + j n (column-major; the writes coalesce).
+struct LowerToUpper {
+  std::size_t n;
+  Span<double> a;
+  TISSUE_HD void operator()(std::size_t t) const {
+    const std::size_t i = t % n, j = t / n;
+    if (i < j) a[t] = a[j + i * n];
+  }
+};
+
 }  // namespace
+
+void copy_lower_to_upper(std::size_t n, Span<double> a) {
+  if (a.size() != n * n) throw std::invalid_argument("copy_lower_to_upper: n * n values expected");
+  exec::parallel_for(n * n, LowerToUpper{n, a});
+}
 
 void CsrMatrix::set_pattern(std::int32_t n, const std::vector<std::int32_t>& row_offsets,
                             const std::vector<std::int32_t>& column_indices) {

@@ -268,6 +268,10 @@ struct QuaternionMatrix {
   TISSUE_HD std::size_t node_of(std::size_t r) const { return r / 4; }
   TISSUE_HD std::size_t slot_of(std::size_t r) const { return r % 4; }
   TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return 4 * node + slot; }
+  static constexpr int kNodeUnknowns = 4;  ///< an entry couples all four components
+  TISSUE_HD double block_value(std::size_t e, int r, int c) const {
+    return left_multiplication_sign(r, c) * values[4 * e + static_cast<std::size_t>(r ^ c)];
+  }
   /// Every real row of a left-multiplication block holds |w|, |x|, |y|, |z| once.
   TISSUE_HD double absolute_row_sum(std::size_t r) const {
     const std::size_t i = r / 4;

@@ -10,6 +10,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/linalg/aggregation_multigrid.hpp"
 #include "engine/linalg/conjugate_gradient.hpp"
+#include "engine/linalg/dense_cholesky.hpp"
 
 using namespace tissue;
 
@@ -321,7 +322,7 @@ struct TwoVectorMultigrid {
   TwoVectorMultigrid(int m, unsigned seed) : host(perturbed_laplacian(m, seed)) {
     host.upload(a);
     op = linalg::CsrOperator<2>(a);
-    amg.setup(host.offsets, host.columns, 8);
+    amg.setup(host.offsets, host.columns, {8});
     amg.update(op);
   }
 };
@@ -383,12 +384,30 @@ TEST_CASE("aggregation multigrid: Galerkin coarse operators and a symmetric posi
   }
 }
 
+/// x = A^-1 b for a dense row-major SPD A, by Gaussian elimination without pivoting.
+std::vector<double> solve(std::vector<double> a, std::vector<double> b) {
+  const std::size_t n = b.size();
+  for (std::size_t k = 0; k < n; ++k)
+    for (std::size_t i = k + 1; i < n; ++i) {
+      const double f = a[i * n + k] / a[k * n + k];
+      for (std::size_t j = k; j < n; ++j) a[i * n + j] -= f * a[k * n + j];
+      b[i] -= f * b[k];
+    }
+  for (std::size_t k = n; k-- > 0;) {
+    for (std::size_t j = k + 1; j < n; ++j) b[k] -= a[k * n + j] * b[j];
+    b[k] /= a[k * n + k];
+  }
+  return b;
+}
+
 /// The V(1,1) cycle of aggregation_multigrid.hpp evaluated on the host with dense matrices, one vector
 /// (level 0: host's matrix; coarse ones P^T A P from the aggregates).
 struct HostCycle {
   std::vector<std::vector<double>> a;          ///< dense, per level
   std::vector<std::vector<std::int32_t>> agg;  ///< aggregate of each node, per level above the coarsest
   std::vector<std::size_t> n;
+  bool direct = false;  ///< the coarsest level solved exactly instead of by 8 sweeps
+  double alpha = 1.5;   ///< over-correction
 
   HostCycle(const HostCsr& host, const std::vector<linalg::AggregationLevel>& levels) {
     n.push_back(host.n);
@@ -428,7 +447,8 @@ struct HostCycle {
       const auto ax = times(l, x);
       for (std::size_t i = 0; i < n[l]; ++i) x[i] += w[i] * (b[i] - ax[i]);
     };
-    if (l + 1 == n.size()) {  // the coarsest: 8 sweeps from zero in all
+    if (l + 1 == n.size()) {  // the coarsest: exactly, or 8 sweeps from zero in all
+      if (direct) return solve(a[l], b);
       for (int s = 1; s < 8; ++s) smooth();
       return x;
     }
@@ -436,7 +456,7 @@ struct HostCycle {
     std::vector<double> bc(n[l + 1], 0.0);
     for (std::size_t i = 0; i < n[l]; ++i) bc[static_cast<std::size_t>(agg[l][i])] += b[i] - ax[i];
     const auto zc = apply(l + 1, bc);
-    for (std::size_t i = 0; i < n[l]; ++i) x[i] += 1.5 * zc[static_cast<std::size_t>(agg[l][i])];
+    for (std::size_t i = 0; i < n[l]; ++i) x[i] += alpha * zc[static_cast<std::size_t>(agg[l][i])];
     smooth();
     return x;
   }
@@ -475,6 +495,185 @@ TEST_CASE("aggregation multigrid: the cycle matches a dense host evaluation and 
     CHECK(hp[2 * b] == 0.0);
   }
   CHECK(fused == Approx(rz).epsilon(1e-12));
+}
+
+TEST_CASE("the dense Cholesky inverse of an SPD matrix, and a matrix that is not positive definite refused",
+          "[linalg][multigrid]") {
+  const std::size_t n = 37;
+  // A = G G^T + n I from a random G: SPD and well conditioned
+  const auto g = random_vector(n * n, 31);
+  std::vector<double> a(n * n, 0.0);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      for (std::size_t k = 0; k < n; ++k) a[i + j * n] += g[i * n + k] * g[j * n + k];
+      if (i == j) a[i + j * n] += static_cast<double>(n);
+    }
+  DeviceBuffer<double> dense;
+  dense.assign(a);
+  linalg::DenseCholeskyInverse inverse;
+  inverse.invert(n, dense.span());
+  const auto inv = dense.to_host();
+  double worst = 0.0, asymmetry = 0.0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < n; ++j) {
+      double p = 0.0;
+      for (std::size_t k = 0; k < n; ++k) p += a[i + k * n] * inv[k + j * n];
+      worst = std::max(worst, std::abs(p - (i == j ? 1.0 : 0.0)));
+      asymmetry = std::max(asymmetry, std::abs(inv[i + j * n] - inv[j + i * n]));
+    }
+  CHECK(worst < 1e-12);
+  CHECK(asymmetry == 0.0);  // both triangles hold the same values
+
+  a[5 + 5 * n] = -1e3;  // an indefinite matrix
+  dense.assign(a);
+  CHECK_THROWS_AS(inverse.invert(n, dense.span()), NumericalError);
+}
+
+TEST_CASE("aggregation multigrid with a direct coarsest level matches a dense host evaluation",
+          "[linalg][multigrid]") {
+  const HostCsr host = perturbed_laplacian(40, 9);
+  linalg::CsrMatrix a;
+  host.upload(a);
+  const linalg::CsrOperator<2> op(a);
+  linalg::AmgSettings settings;
+  settings.coarsest_nodes = 60;
+  settings.direct_coarsest = true;
+  settings.over_correction = 1.85;
+  linalg::AggregationMultigrid<linalg::CsrOperator<2>> amg;
+  amg.setup(host.offsets, host.columns, settings);
+  amg.update(op);
+  REQUIRE(amg.direct_coarsest());
+  REQUIRE(amg.levels() >= 3);
+  HostCycle reference(host, linalg::aggregation_hierarchy(host.offsets, host.columns, 60));
+  reference.direct = true;
+  reference.alpha = 1.85;
+  REQUIRE(reference.n.size() == amg.levels());
+
+  const std::size_t size = op.size();
+  const auto hr = random_vector(size, 22);
+  std::vector<double> expected;
+  for (std::size_t c = 0; c < 2; ++c) {
+    const auto z =
+        reference.apply(0, std::vector<double>(hr.begin() + c * host.n, hr.begin() + (c + 1) * host.n));
+    expected.insert(expected.end(), z.begin(), z.end());
+  }
+  DeviceBuffer<double> r, z(size);
+  r.assign(hr);
+  amg.apply(op, r.span(), z.span());
+  CHECK(max_difference(z.to_host(), expected) < 1e-11 * (1.0 + norm(expected)));
+
+  // the host's sweeps instead of its exact solve, or its alpha of 1.5, give another z: the comparison sees
+  // both
+  HostCycle sweeps = reference;
+  sweeps.direct = false;
+  HostCycle plain = reference;
+  plain.alpha = 1.5;
+  const std::vector<double> r0(hr.begin(), hr.begin() + static_cast<std::ptrdiff_t>(host.n));
+  const auto z0 = z.to_host();
+  const std::vector<double> got0(z0.begin(), z0.begin() + static_cast<std::ptrdiff_t>(host.n));
+  CHECK(max_difference(got0, sweeps.apply(0, r0)) > 1e-6);
+  CHECK(max_difference(got0, plain.apply(0, r0)) > 1e-6);
+
+  SECTION("without levels the cycle is the exact solve") {
+    linalg::AmgSettings whole = settings;
+    whole.coarsest_nodes = host.n;
+    linalg::AggregationMultigrid<linalg::CsrOperator<2>> exact;
+    exact.setup(host.offsets, host.columns, whole);
+    exact.update(op);
+    REQUIRE(exact.levels() == 1);
+    REQUIRE(exact.direct_coarsest());
+    exact.apply(op, r.span(), z.span());
+    const auto got = z.to_host();
+    CHECK(max_difference(host.times(got, 2), hr) < 1e-11);
+  }
+  SECTION("between refreshes the last inverse is kept, and refresh_coarsest() renews it") {
+    linalg::AmgSettings lagged = settings;
+    lagged.coarsest_refresh = 3;
+    linalg::AggregationMultigrid<linalg::CsrOperator<2>> kept;
+    kept.setup(host.offsets, host.columns, lagged);
+    kept.update(op);
+    HostCsr doubled = host;
+    for (auto& v : doubled.values) v *= 2.0;
+    a.values.assign(doubled.values);
+    HostCycle fresh(doubled, linalg::aggregation_hierarchy(host.offsets, host.columns, 60));
+    fresh.direct = true;
+    fresh.alpha = 1.85;
+    HostCycle stale = fresh;
+    stale.a.back() = reference.a.back();  // the coarsest solve of the values before
+    const auto apply_both = [&](linalg::AggregationMultigrid<linalg::CsrOperator<2>>& mg) {
+      mg.apply(op, r.span(), z.span());
+      const auto all = z.to_host();
+      return std::vector<double>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(host.n));
+    };
+    const auto expect_stale = stale.apply(0, r0), expect_fresh = fresh.apply(0, r0);
+    REQUIRE(max_difference(expect_stale, expect_fresh) > 1e-6);
+    // saved after the first update: restored into another multigrid, the next update is the same
+    const std::vector<double> saved = kept.coarsest_state();
+    REQUIRE(saved.size() == kept.coarsest_state_size());
+    CHECK(saved[0] == 1.0);
+    linalg::AggregationMultigrid<linalg::CsrOperator<2>> restored;
+    restored.setup(host.offsets, host.columns, lagged);
+    restored.restore_coarsest(saved);
+    restored.update(op);
+    kept.update(op);  // the second update of three: the inverse of the first is kept
+    const auto kept_z = apply_both(kept);
+    CHECK(max_difference(kept_z, expect_stale) < 1e-11 * (1.0 + norm(expect_stale)));
+    CHECK(apply_both(restored) == kept_z);
+    CHECK_THROWS_AS(restored.restore_coarsest(std::vector<double>(3, 1.0)), std::invalid_argument);
+    kept.refresh_coarsest();
+    kept.update(op);
+    CHECK(max_difference(apply_both(kept), expect_fresh) < 1e-11 * (1.0 + norm(expect_fresh)));
+    a.values.assign(host.values);
+  }
+  SECTION("an over-correction outside (0, 2) is refused") {
+    linalg::AmgSettings bad = settings;
+    bad.over_correction = 2.0;
+    linalg::AggregationMultigrid<linalg::CsrOperator<2>> refused;
+    CHECK_THROWS_AS(refused.setup(host.offsets, host.columns, bad), std::invalid_argument);
+  }
+}
+
+TEST_CASE("a direct coarsest level of a singular Laplacian: its pseudo-inverse on the range",
+          "[linalg][multigrid]") {
+  const HostCsr host = grid_laplacian(24, true);  // periodic: the constants are its null space
+  linalg::CsrMatrix a;
+  host.upload(a);
+  const linalg::CsrOperator<1> op(a);
+  linalg::AmgSettings settings;
+  settings.coarsest_nodes = host.n;  // no levels: the cycle is the coarsest solve itself
+  settings.direct_coarsest = true;
+  settings.constant_null_space = true;
+  linalg::AggregationMultigrid<linalg::CsrOperator<1>> amg;
+  amg.setup(host.offsets, host.columns, settings);
+  amg.update(op);
+  REQUIRE(amg.direct_coarsest());
+  auto hr = random_vector(host.n, 23);
+  double mean = 0.0;
+  for (const double v : hr) mean += v / static_cast<double>(host.n);
+  for (double& v : hr) v -= mean;  // in the range
+  DeviceBuffer<double> r, z(host.n);
+  r.assign(hr);
+  amg.apply(op, r.span(), z.span());
+  const auto got = z.to_host();
+  CHECK(max_difference(host.times(got, 1), hr) < 1e-11);
+  double sum = 0.0;
+  for (const double v : got) sum += v;
+  CHECK(std::abs(sum) < 1e-9);  // the pseudo-inverse: no constant added
+
+  SECTION("with aggregates, CG solves the consistent system") {
+    linalg::AmgSettings levels = settings;
+    levels.coarsest_nodes = 40;
+    linalg::AggregationMultigrid<linalg::CsrOperator<1>> mg;
+    mg.setup(host.offsets, host.columns, levels);
+    mg.update(op);
+    REQUIRE(mg.levels() >= 2);
+    DeviceBuffer<double> x(host.n);
+    x.zero();
+    linalg::ConjugateGradient<linalg::CsrOperator<1>> cg;
+    const auto result = cg.solve(op, r.span(), x.span(), {1e-10, 500}, &mg);
+    CHECK(result.converged);
+    CHECK(max_difference(host.times(x.to_host(), 1), hr) < 1e-8);
+  }
 }
 
 TEST_CASE("multigrid-preconditioned conjugate gradients solve a perturbed Laplacian in few iterations",
