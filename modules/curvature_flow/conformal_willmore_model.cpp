@@ -22,9 +22,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// The flowing surface as a World field: its positions, and the last similarity transforms where the next
+/// The flowing surface as a World field: its positions, the last similarity transforms where the next
 /// step's conjugate-gradient inverse iteration starts from them (with the two steps' before, from which it
-/// extrapolates), are the state a checkpoint stores.
+/// extrapolates), and the multigrids' kept coarsest inverses (as the values they inverted) are the state a
+/// checkpoint stores.
 class ConformalSurface final : public FieldBase {
  public:
   ConformalSurface(const mesh::TriangleMesh& m, const ConformalWillmoreSettings& s)
@@ -32,23 +33,28 @@ class ConformalSurface final : public FieldBase {
         flow(m, s),
         host_(3 * m.vertex_count()),
         lambda_(4 * m.vertex_count()),
-        history_(8 * m.vertex_count()) {}
+        history_(8 * m.vertex_count()),
+        preconditioner_(flow.preconditioner_state_size()) {}
   void download() override {
     host_ = flow.positions();
     lambda_ = flow.similarity_values();
     history_ = flow.similarity_history();
+    preconditioner_ = flow.preconditioner_state();
   }
   void upload() override {
     flow.set_positions(host_);
     flow.set_similarity_values(lambda_, history_);
+    flow.set_preconditioner_state(preconditioner_);
   }
   std::size_t bytes() const override {
     return flow.dirac().nonzeros() * 12 + flow.laplacian().nonzeros() * 12 + flow.vertex_count() * 200;
   }
   std::vector<HostArray> host_arrays() override {
-    return {HostArray{"positions", ScalarType::f64, {flow.vertex_count(), 3}, host_.data()},
-            HostArray{"similarity_transforms", ScalarType::f64, {flow.vertex_count(), 4}, lambda_.data()},
-            HostArray{"similarity_history", ScalarType::f64, {2, flow.vertex_count(), 4}, history_.data()}};
+    return {
+        HostArray{"positions", ScalarType::f64, {flow.vertex_count(), 3}, host_.data()},
+        HostArray{"similarity_transforms", ScalarType::f64, {flow.vertex_count(), 4}, lambda_.data()},
+        HostArray{"similarity_history", ScalarType::f64, {2, flow.vertex_count(), 4}, history_.data()},
+        HostArray{"preconditioner_state", ScalarType::f64, {preconditioner_.size()}, preconditioner_.data()}};
   }
   bool surface_geometry(std::vector<double>& points, std::vector<std::int32_t>& triangles) const override {
     points = host_;
@@ -60,8 +66,9 @@ class ConformalSurface final : public FieldBase {
 
  private:
   std::vector<double> host_;
-  std::vector<double> lambda_;   ///< w x y z per vertex; zero before the first step
-  std::vector<double> history_;  ///< the two steps' before (ConformalWillmoreFlow::similarity_history)
+  std::vector<double> lambda_;          ///< w x y z per vertex; zero before the first step
+  std::vector<double> history_;         ///< the two steps' before (ConformalWillmoreFlow::similarity_history)
+  std::vector<double> preconditioner_;  ///< ConformalWillmoreFlow::preconditioner_state
 };
 
 /// One flow step per time step, tau = the step length.
@@ -152,7 +159,7 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   s.cg_tolerance = t.number("cg_tolerance", 1e-10, io::Range::positive());
   s.similarity_tolerance = t.number("similarity_tolerance", 1e-11, io::Range::positive());
   s.eigen_tolerance = t.number("eigen_tolerance", 2e-4, io::Range::positive());
-  s.first_solve_tolerance = t.number("first_solve_tolerance", 1e-10, io::Range::positive());
+  s.first_solve_tolerance = t.number("first_solve_tolerance", s.first_solve_tolerance, io::Range::positive());
   s.start_extrapolation = static_cast<int>(t.integer("start_extrapolation", 2, io::Range::closed(0, 2)));
   s.preserve_area = t.boolean("preserve_area", true);
   const bool obj = root.table("output").boolean("obj", true);

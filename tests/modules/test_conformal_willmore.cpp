@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/exec/error.hpp"
+#include "engine/linalg/aggregation_multigrid.hpp"
 #include "engine/mesh/triangle_mesh.hpp"
 #include "engine/util/random.hpp"
 #include "modules/curvature_flow/conformal_willmore.hpp"
@@ -180,6 +181,32 @@ TEST_CASE("the cotangent Laplacian and the Dirac operator equal independent dens
       for (std::size_t j = 0; j < e.n; ++j) ex[i] += e(i, j) * x[j];
     CHECK(max_abs_difference(flow.dirac_product(x), ex) < 1e-12 * scale * static_cast<double>(e.n));
   }
+}
+
+TEST_CASE("the multigrid's direct coarsest level inverts the quaternionic Dirac operator",
+          "[conformal_willmore]") {
+  const mesh::TriangleMesh m = noisy_sphere(2, 0.1, 4);
+  ConformalWillmoreFlow flow(m, ConformalWillmoreSettings{});
+  flow.assemble_laplacian();
+  std::vector<double> rho(m.vertex_count());
+  for (std::size_t v = 0; v < rho.size(); ++v) rho[v] = -0.5 * uniform(9, v);  // D - rho definite
+  flow.set_curvature_change(rho);
+  flow.assemble_dirac();
+  const QuaternionMatrix e = flow.dirac_quaternions();
+  linalg::AmgSettings settings;
+  settings.coarsest_nodes = m.vertex_count();  // no levels: the cycle is the dense solve of all of E
+  settings.direct_coarsest = true;
+  linalg::AggregationMultigrid<QuaternionMatrix> amg;
+  amg.setup(flow.pattern().offsets, flow.pattern().columns, settings);
+  amg.update(e);
+  REQUIRE(amg.levels() == 1);
+  REQUIRE(amg.direct_coarsest());
+  std::vector<double> r(4 * m.vertex_count());
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = 2.0 * uniform(12, i) - 1.0;
+  DeviceBuffer<double> rd, z(r.size());
+  rd.assign(r);
+  amg.apply(e, rd.span(), z.span());
+  CHECK(max_abs_difference(flow.dirac_product(z.to_host()), r) < 1e-10);
 }
 
 /// Quasi-conformal distortion of the map from mesh positions a to b: per face, the ratio of the singular
@@ -390,11 +417,13 @@ TEST_CASE("extrapolated starts of the inverse iteration save CG iterations and g
     ConformalWillmoreFlow copy(m, s);
     copy.set_positions(extrapolated.positions());
     copy.set_similarity_values(extrapolated.similarity_values(), extrapolated.similarity_history());
+    copy.set_preconditioner_state(extrapolated.preconditioner_state());
     extrapolated.step(0.2);
     copy.step(0.2);
     CHECK(copy.positions() == extrapolated.positions());
     CHECK_THROWS_AS(copy.set_similarity_values(copy.similarity_values(), std::vector<double>(5, 1.0)),
                     std::invalid_argument);
+    CHECK_THROWS_AS(copy.set_preconditioner_state(std::vector<double>(3, 1.0)), std::invalid_argument);
   }
 }
 
