@@ -21,8 +21,8 @@ void DenseCholeskyInverse::prepare(std::size_t n, Span<double> a) {
   if (a.size() != n * n) throw std::invalid_argument("DenseCholeskyInverse::prepare: n * n values expected");
 #if defined(TISSUE_BACKEND_CUDA)
   if (exec::backend() == exec::Backend::cuda && n > 0) {
-    work_.ensure(cuda::dense_cholesky_inverse_workspace(static_cast<int>(n), a.data()));
-    info_.ensure(2);
+    set_identity(n, a);
+    invert(n, a);
   }
 #endif
 }

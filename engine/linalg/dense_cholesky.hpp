@@ -17,6 +17,9 @@ namespace tissue::linalg {
 /// active backend; asynchronous on CUDA).
 void copy_lower_to_upper(std::size_t n, Span<double> a);
 
+/// a = I, n x n (a kernel on the active backend; asynchronous on CUDA).
+void set_identity(std::size_t n, Span<double> a);
+
 /// Keeps the workspace of repeated inversions of matrices of one size.
 class DenseCholeskyInverse {
  public:
@@ -24,9 +27,10 @@ class DenseCholeskyInverse {
   /// by A^-1, both triangles. Synchronous (it reads whether the factorization succeeded).
   /// @throws NumericalError when A is not positive definite; BackendError on a library failure.
   void invert(std::size_t n, Span<double> a);
-  /// Sets up the library and the workspace for n x n matrices at a (n * n doubles on the active backend,
-  /// not read), so that the first invert() does not pay for them (on CUDA the solver library's start takes
-  /// tenths of a second). Optional.
+  /// On the CUDA backend, sets up the library and the workspace for n x n matrices by inverting the
+  /// identity in a (n * n doubles, overwritten), so that the first invert() of a run does not pay for them:
+  /// the solver library's start and the loading of its kernels take tenths of a second. Nothing on the CPU
+  /// backend. Optional. @throws BackendError on a library failure.
   void prepare(std::size_t n, Span<double> a);
 
  private:

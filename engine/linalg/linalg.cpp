@@ -26,7 +26,19 @@ struct LowerToUpper {
   }
 };
 
+/// a = I, one entry per index t = i + j n.
+struct Identity {
+  std::size_t n;
+  Span<double> a;
+  TISSUE_HD void operator()(std::size_t t) const { a[t] = t % (n + 1) == 0 ? 1.0 : 0.0; }
+};
+
 }  // namespace
+
+void set_identity(std::size_t n, Span<double> a) {
+  if (a.size() != n * n) throw std::invalid_argument("set_identity: n * n values expected");
+  exec::parallel_for(n * n, Identity{n, a});
+}
 
 void copy_lower_to_upper(std::size_t n, Span<double> a) {
   if (a.size() != n * n) throw std::invalid_argument("copy_lower_to_upper: n * n values expected");

@@ -508,9 +508,10 @@ TEST_CASE("the dense Cholesky inverse of an SPD matrix, and a matrix that is not
       for (std::size_t k = 0; k < n; ++k) a[i + j * n] += g[i * n + k] * g[j * n + k];
       if (i == j) a[i + j * n] += static_cast<double>(n);
     }
-  DeviceBuffer<double> dense;
-  dense.assign(a);
+  DeviceBuffer<double> dense(n * n);
   linalg::DenseCholeskyInverse inverse;
+  inverse.prepare(n, dense.span());
+  dense.assign(a);
   inverse.invert(n, dense.span());
   const auto inv = dense.to_host();
   double worst = 0.0, asymmetry = 0.0;
