@@ -51,9 +51,15 @@
 /// - `TISSUE_HD std::size_t node_of(std::size_t j) const`, `slot_of(j)`: the node of unknown j and which
 ///   of its unknowns j is, and `unknown(node, slot)` back;
 /// - `static constexpr int kNodeUnknowns` (K): how many of a node's slots its entries couple (4 for a
-///   quaternion; 1 for a CSR operator on several vectors, whose slots are independent systems), and
-///   `TISSUE_HD double block_value(std::size_t e, int r, int c) const`: entry e's coupling of slot r of its
-///   row to slot c of its column, r, c < K (the direct coarsest level assembles the dense matrix from it);
+///   quaternion; 1 for a CSR operator on several vectors, whose slots are independent systems);
+///   `TISSUE_HD static double block_entry(const double* v, int r, int c)`: the coupling of slot r of a row
+///   to slot c of a column by an entry whose kValuesPerEntry values are v, r, c < K;
+///   `TISSUE_HD double block_value(std::size_t e, int r, int c) const`: the same for the operator's entry
+///   e; and `template <class B> TISSUE_HD static double entry_value(const B& block, int k)`: value k of
+///   the entry whose K x K block is block(r, c), symmetric under a permutation of the terms it averages
+///   (so that the entries of a symmetric matrix's blocks (i, j) and (j, i) stay exactly transposed). The
+///   direct coarsest level assembles its dense matrix from the entries, and keeps the inverse, whose
+///   blocks have the same form, as one entry per pair of nodes;
 /// - `TISSUE_HD double absolute_row_sum(std::size_t j) const`: sum_k |a_jk|;
 /// - items and lanes (conjugate_gradient.hpp's Operator): `kItemUnknowns`, `kLanes`, `item_partial`, the
 ///   unknowns of an item being unknown(node, slot + u) for u < kItemUnknowns;
@@ -110,8 +116,8 @@ struct AmgSettings {
   bool constant_null_space = false;  ///< the operator annihilates the constants of each slot (a Laplacian):
                                      ///< the direct solve then inverts A_c + s 1 1^T per slot, s = trace(A_c)
                                      ///< / nodes^2, which on the range of A_c is its pseudo-inverse
-  double over_correction = 1.5;  ///< alpha of the coarse correction, in (0, 2)
-  int coarsest_refresh = 1;      ///< the direct coarsest level is inverted at every this-many-th update() (1:
+  double over_correction = 1.5;      ///< alpha of the coarse correction, in (0, 2)
+  int coarsest_refresh = 1;  ///< the direct coarsest level is inverted at every this-many-th update() (1:
                              ///< at every one); the updates in between keep the last inverse, still an SPD
                              ///< map and so a valid coarse solve, of an operator that changes slowly
                              ///< (a flow's operators from step to step): one inversion of 1532 unknowns
@@ -408,42 +414,59 @@ struct AmgDenseDiagonal {
   TISSUE_HD void operator()(std::size_t i) const { out[i] = dense[i + i * d]; }
 };
 
-/// Dense rows per block of AmgCoarsestDirect (one warp each).
+/// The inverse's entries, one per pair of nodes (i, j) at t = i nodes + j (kValuesPerEntry values each),
+/// from the dense D x D inverse: a K x K block has kValuesPerEntry degrees of freedom (a quaternion's
+/// left multiplication: 4 of 16), so the product reads a quarter of the bytes.
+template <class Operator>
+struct AmgDenseCompress {
+  std::size_t nodes;
+  Span<const double> dense;
+  Span<double> entries;
+  TISSUE_HD void operator()(std::size_t t) const {
+    constexpr int K = Operator::kNodeUnknowns, V = Operator::kValuesPerEntry;
+    const std::size_t i = t / nodes, j = t % nodes, d = nodes * K;
+    const auto block = [&](int r, int c) {
+      return dense[i * K + static_cast<std::size_t>(r) + (j * K + static_cast<std::size_t>(c)) * d];
+    };
+    for (int k = 0; k < V; ++k)
+      entries[V * t + static_cast<std::size_t>(k)] = Operator::entry_value(block, k);
+  }
+};
+
+/// Node rows per block of AmgCoarsestDirect (one warp each).
 constexpr std::size_t kAmgDirectRows = 8;
 constexpr unsigned kAmgDirectThreads = 32 * kAmgDirectRows;
 
-/// z = A_c^-1 b on the coarsest level: every dense row of every independent system (size() / D of them)
-/// is a dot product of a row of the inverse (contiguous: the inverse is symmetric) with b, by 32 lanes.
+/// z = A_c^-1 b on the coarsest level: every node row of every independent system (size() / (nodes K) of
+/// them) sums its row of the inverse's entries times b, 32 lanes over the columns.
 template <class Operator>
 struct AmgCoarsestDirect {
   Operator a;
   const std::int32_t* stop;
-  Span<const double> inverse, b;
+  Span<const double> inverse, b;  ///< inverse: AmgDenseCompress's entries
   Span<double> z;
-  TISSUE_HD std::size_t unknown_of(std::size_t row, std::size_t system) const {
-    constexpr auto K = static_cast<std::size_t>(Operator::kNodeUnknowns);
-    return a.unknown(row / K, system * K + row % K);
-  }
   TISSUE_HD void operator()(const exec::Block& block) const {
     if (*stop) return;
-    const std::size_t d = a.nodes() * Operator::kNodeUnknowns;
+    constexpr int K = Operator::kNodeUnknowns, V = Operator::kValuesPerEntry;
+    const std::size_t nodes = a.nodes(), rows = a.size() / K;
     const std::size_t first = block.index() * kAmgDirectRows;
-    const std::size_t count = math::min(kAmgDirectRows, a.size() - first);
-    block.template for_each_group<32, 1>(
+    const std::size_t count = math::min(kAmgDirectRows, rows - first);
+    block.template for_each_group<32, K>(
         count,
-        [&](std::size_t i, int lane, double* s) {
-          const std::size_t row = (first + i) % d, system = (first + i) / d;
-          const double* line = inverse.data() + row * d;
-          // four partial sums, so that four loads of the row are in flight at a time
-          double t[4] = {0.0, 0.0, 0.0, 0.0};
-          auto j = static_cast<std::size_t>(lane);
-          for (; j + 96 < d; j += 128)
-            for (std::size_t u = 0; u < 4; ++u) t[u] += line[j + 32 * u] * b[unknown_of(j + 32 * u, system)];
-          for (std::size_t u = 0; j < d; j += 32, ++u) t[u] += line[j] * b[unknown_of(j, system)];
-          s[0] = (t[0] + t[1]) + (t[2] + t[3]);
+        [&](std::size_t item, int lane, double* s) {
+          const std::size_t i = (first + item) % nodes, system = (first + item) / nodes;
+          const double* line = inverse.data() + V * i * nodes;
+          for (auto j = static_cast<std::size_t>(lane); j < nodes; j += 32) {
+            const double* v = line + V * j;
+            double x[K];
+            for (int c = 0; c < K; ++c) x[c] = b[a.unknown(j, system * K + static_cast<std::size_t>(c))];
+            for (int r = 0; r < K; ++r)
+              for (int c = 0; c < K; ++c) s[r] += Operator::block_entry(v, r, c) * x[c];
+          }
         },
-        [&](std::size_t i, int lane, const double* s) {
-          if (lane == 0) z[unknown_of((first + i) % d, (first + i) / d)] = s[0];
+        [&](std::size_t item, int lane, const double* s) {
+          const std::size_t i = (first + item) % nodes, system = (first + item) / nodes;
+          if (lane < K) z[a.unknown(i, system * K + static_cast<std::size_t>(lane))] = s[lane];
         });
   }
 };
@@ -618,9 +641,9 @@ class AggregationMultigrid {
     }
     if (direct_) {
       exec::block_for(
-          (op(levels).size() + detail::kAmgDirectRows - 1) / detail::kAmgDirectRows,
+          (op(levels).size() / Operator::kNodeUnknowns + detail::kAmgDirectRows - 1) / detail::kAmgDirectRows,
           detail::kAmgDirectThreads, 0,
-          detail::AmgCoarsestDirect<Operator>{op(levels), stop, dense_.span(), b(levels), zl(levels)});
+          detail::AmgCoarsestDirect<Operator>{op(levels), stop, entries_.span(), b(levels), zl(levels)});
     } else {
       const std::size_t coarsest_bytes = detail::amg_coarsest_shared_bytes(op(levels));
       const bool in_shared = coarsest_bytes <= detail::kAmgCoarsestSharedLimit;
@@ -711,6 +734,9 @@ class AggregationMultigrid {
     exec::parallel_for(d * d, detail::AmgDenseFill<Operator>{d, s, dense});
     exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
     inverse_.invert(d, dense);
+    const std::size_t pairs = c.nodes() * c.nodes();
+    entries_.ensure(static_cast<std::size_t>(Operator::kValuesPerEntry) * pairs);
+    exec::parallel_for(pairs, detail::AmgDenseCompress<Operator>{c.nodes(), dense, entries_.span()});
   }
 
   void weights(std::size_t l, const Operator& a) {
@@ -724,8 +750,10 @@ class AggregationMultigrid {
   std::vector<Operator> coarse_;  ///< operators of levels 1 .. levels_.size()
   std::vector<DeviceBuffer<double>> weight_, b_, z_;
   DeviceBuffer<double> sweep_[2];
-  DeviceBuffer<double> dense_, diagonal_;  ///< the direct coarsest level's inverse (D x D), a scratch
-  DeviceBuffer<double> inverted_values_;   ///< the coarsest operator's values dense_ was computed from
+  DeviceBuffer<double> dense_,
+      diagonal_;                          ///< the direct coarsest level's dense matrix and inverse, a scratch
+  DeviceBuffer<double> entries_;          ///< the inverse as entries per pair of nodes (AmgDenseCompress)
+  DeviceBuffer<double> inverted_values_;  ///< the coarsest operator's values dense_ was computed from
   DenseCholeskyInverse inverse_;
   DeviceBuffer<std::int32_t> never_;
   AmgSettings settings_;

@@ -156,7 +156,12 @@ struct CsrOperator {
   }
   TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return slot * rows + node; }
   static constexpr int kNodeUnknowns = 1;  ///< the vectors are independent systems
+  TISSUE_HD static double block_entry(const double* v, int, int) { return v[0]; }
   TISSUE_HD double block_value(std::size_t e, int, int) const { return values[e]; }
+  template <class B>
+  TISSUE_HD static double entry_value(const B& block, int) {
+    return block(0, 0);
+  }
   TISSUE_HD double absolute_row_sum(std::size_t j) const {
     const std::size_t i = node_of(j);
     double s = 0.0;

@@ -269,8 +269,19 @@ struct QuaternionMatrix {
   TISSUE_HD std::size_t slot_of(std::size_t r) const { return r % 4; }
   TISSUE_HD std::size_t unknown(std::size_t node, std::size_t slot) const { return 4 * node + slot; }
   static constexpr int kNodeUnknowns = 4;  ///< an entry couples all four components
+  TISSUE_HD static double block_entry(const double* v, int r, int c) {
+    return left_multiplication_sign(r, c) * v[r ^ c];
+  }
   TISSUE_HD double block_value(std::size_t e, int r, int c) const {
-    return left_multiplication_sign(r, c) * values[4 * e + static_cast<std::size_t>(r ^ c)];
+    return block_entry(values.data() + 4 * e, r, c);
+  }
+  /// Component k of the quaternion whose left multiplication is nearest the 4 x 4 block: the mean of its
+  /// four occurrences, summed in pairs ((r = 0, 1), (2, 3)), a grouping every r -> r ^ k keeps, so that
+  /// the entries of a block and of its transpose are exact conjugates.
+  template <class B>
+  TISSUE_HD static double entry_value(const B& block, int k) {
+    const auto f = [&](int r) { return left_multiplication_sign(r, r ^ k) * block(r, r ^ k); };
+    return 0.25 * ((f(0) + f(1)) + (f(2) + f(3)));
   }
   /// Every real row of a left-multiplication block holds |w|, |x|, |y|, |z| once.
   TISSUE_HD double absolute_row_sum(std::size_t r) const {
