@@ -41,8 +41,10 @@
 /// Kernels per cycle: 2 per level above the coarsest (residual with restriction, blocks of whole
 /// aggregates summing their members' residuals in shared memory; correction with post-smoothing), each an
 /// item of the operator per kLanes lanes (solver_blocks.hpp), the smoothed values of the neighbours
-/// recomputed where a row needs them and the aggregate of every entry's column precomputed; and one
-/// single-block kernel for the coarsest, whose operator it copies to shared memory. The finest correction
+/// recomputed where a row needs them and the aggregate of every entry's column precomputed; and one for
+/// the coarsest: a single block that copies its operator to shared memory for the sweeps, or, solved
+/// directly, a warp per node row of the inverse, which is kept as one entry per pair of nodes (a quaternion
+/// for the Dirac operator: the inverse of a quaternionic matrix is quaternionic). The finest correction
 /// also sums r . z for the solver.
 ///
 /// The operator type (conjugate_gradient.hpp's Operator) additionally provides, for multigrid:
@@ -692,6 +694,7 @@ class AggregationMultigrid {
     const std::size_t entries = levels_.empty() ? fine_entries_ : levels_.back().columns.size();
     return 1 + static_cast<std::size_t>(Operator::kValuesPerEntry) * entries;
   }
+  /// Restores a coarsest_state() (empty: invert at the next update()).
   void restore_coarsest(const std::vector<double>& state) {
     if (state.empty()) {
       refresh_coarsest();
