@@ -706,6 +706,8 @@ class AggregationMultigrid {
     inverted_values_.assign(std::vector<double>(state.begin() + 1, state.end()));
     restore_pending_ = updates_since_inversion_ != 0;
   }
+  /// Device memory of the direct coarsest level (its dense matrix and inverse entries) [bytes].
+  std::size_t direct_bytes() const { return (dense_.size() + entries_.size()) * sizeof(double); }
   /// Whether the coarsest level is solved directly (AmgSettings::direct_coarsest, within
   /// kAmgDirectUnknowns).
   bool direct_coarsest() const { return direct_; }

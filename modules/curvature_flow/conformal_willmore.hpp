@@ -178,6 +178,10 @@ class ConformalWillmoreFlow {
   /// @throws std::invalid_argument for a state of another size.
   std::vector<double> preconditioner_state() const;
   std::size_t preconditioner_state_size() const;
+  /// Device memory of the multigrids' dense coarsest levels [bytes] (the bunny: about 26 MB).
+  std::size_t preconditioner_bytes() const {
+    return dirac_multigrid_.direct_bytes() + laplacian_multigrid_.direct_bytes();
+  }
   void set_preconditioner_state(const std::vector<double>& state);
   /// Positions, 3 n values (x y z per vertex).
   std::vector<double> positions() const;

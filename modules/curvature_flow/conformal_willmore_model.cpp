@@ -47,7 +47,8 @@ class ConformalSurface final : public FieldBase {
     flow.set_preconditioner_state(preconditioner_);
   }
   std::size_t bytes() const override {
-    return flow.dirac().nonzeros() * 12 + flow.laplacian().nonzeros() * 12 + flow.vertex_count() * 200;
+    return flow.dirac().nonzeros() * 12 + flow.laplacian().nonzeros() * 12 + flow.vertex_count() * 200 +
+           flow.preconditioner_bytes();
   }
   std::vector<HostArray> host_arrays() override {
     return {
