@@ -376,17 +376,17 @@ struct AmgCoarsest {
   }
 };
 
-/// The dense matrix of the direct coarsest level, before its entries (AmgDenseEntries): s where row and
-/// column are the same slot of any two nodes (s 1 1^T per slot; s = 0 without a null space), else zero.
-/// One dense entry t = row + column D per index (column-major; row = node K + slot).
+/// Adds s 1 1^T per slot to the dense matrix of the direct coarsest level (a constant null space): s where
+/// row and column are the same slot of any two nodes. One dense entry t = row + column D per index
+/// (column-major; row = node K + slot).
 template <class Operator>
-struct AmgDenseFill {
+struct AmgDenseShift {
   std::size_t d;
   double s;
   Span<double> dense;
   TISSUE_HD void operator()(std::size_t t) const {
     constexpr auto K = static_cast<std::size_t>(Operator::kNodeUnknowns);
-    dense[t] = t % d % K == t / d % K ? s : 0.0;
+    if (t % d % K == t / d % K) dense[t] += s;
   }
 };
 
@@ -727,17 +727,15 @@ class AggregationMultigrid {
     const std::size_t d = dense_size_;
     dense_.ensure(d * d);
     const Span<double> dense(dense_.data(), d * d);
-    double s = 0.0;
-    if (settings_.constant_null_space) {  // the trace, from the dense matrix without the shift
-      exec::parallel_for(d * d, detail::AmgDenseFill<Operator>{d, 0.0, dense});
-      exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
+    exec::fill(dense, 0.0);
+    exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
+    if (settings_.constant_null_space) {  // s = trace / nodes^2
       diagonal_.ensure(d);
       exec::parallel_for(d, detail::AmgDenseDiagonal{d, dense, diagonal_.span()});
       const auto nodes = static_cast<double>(c.nodes());
-      s = exec::sum(Span<const double>(diagonal_.data(), d)) / (nodes * nodes);
+      const double s = exec::sum(Span<const double>(diagonal_.data(), d)) / (nodes * nodes);
+      exec::parallel_for(d * d, detail::AmgDenseShift<Operator>{d, s, dense});
     }
-    exec::parallel_for(d * d, detail::AmgDenseFill<Operator>{d, s, dense});
-    exec::parallel_for(c.nodes(), detail::AmgDenseEntries<Operator>{c, dense});
     inverse_.invert(d, dense);
     const std::size_t pairs = c.nodes() * c.nodes();
     entries_.ensure(static_cast<std::size_t>(Operator::kValuesPerEntry) * pairs);

@@ -460,6 +460,16 @@ struct HostCycle {
     smooth();
     return x;
   }
+  /// The cycle applied to each of `width` vectors stored one after another in r.
+  std::vector<double> apply_vectors(const std::vector<double>& r, std::size_t width) const {
+    std::vector<double> z;
+    for (std::size_t c = 0; c < width; ++c) {
+      const auto zc = apply(0, std::vector<double>(r.begin() + static_cast<std::ptrdiff_t>(c * n[0]),
+                                                   r.begin() + static_cast<std::ptrdiff_t>((c + 1) * n[0])));
+      z.insert(z.end(), zc.begin(), zc.end());
+    }
+    return z;
+  }
 };
 
 TEST_CASE("aggregation multigrid: the cycle matches a dense host evaluation and sums r . z for the solver",
@@ -474,12 +484,7 @@ TEST_CASE("aggregation multigrid: the cycle matches a dense host evaluation and 
 
   const std::size_t size = op.size();
   const auto hr = random_vector(size, 21);
-  std::vector<double> expected;
-  for (std::size_t c = 0; c < 2; ++c) {
-    const auto z =
-        reference.apply(0, std::vector<double>(hr.begin() + c * host.n, hr.begin() + (c + 1) * host.n));
-    expected.insert(expected.end(), z.begin(), z.end());
-  }
+  const std::vector<double> expected = reference.apply_vectors(hr, 2);
   DeviceBuffer<double> r, z(size), partials(2 * ((size + 127) / 128) + 1);
   r.assign(hr);
   partials.zero();
@@ -552,12 +557,7 @@ TEST_CASE("aggregation multigrid with a direct coarsest level matches a dense ho
 
   const std::size_t size = op.size();
   const auto hr = random_vector(size, 22);
-  std::vector<double> expected;
-  for (std::size_t c = 0; c < 2; ++c) {
-    const auto z =
-        reference.apply(0, std::vector<double>(hr.begin() + c * host.n, hr.begin() + (c + 1) * host.n));
-    expected.insert(expected.end(), z.begin(), z.end());
-  }
+  const std::vector<double> expected = reference.apply_vectors(hr, 2);
   DeviceBuffer<double> r, z(size);
   r.assign(hr);
   amg.apply(op, r.span(), z.span());
