@@ -6,7 +6,6 @@
 
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
