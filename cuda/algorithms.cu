@@ -33,6 +33,7 @@ int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* v
                      std::size_t n, int key_bits, void* temp, std::size_t temp_bytes) {
   cub::DoubleBuffer<std::uint32_t> keys(keys0, keys1);
   cub::DoubleBuffer<std::int32_t> values(values0, values1);
+  note_enqueue();
   check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0,
                                         clamp_bits(key_bits)),
         "cub radix sort");
@@ -54,6 +55,7 @@ std::size_t inclusive_max_scan_temp_bytes(std::size_t n) {
 }
 
 void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes) {
+  note_enqueue();
   check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)),
         "cub scan");
 }
@@ -76,11 +78,13 @@ std::size_t reduce_max_temp_bytes(const double*, std::size_t n) {
   return reduce_max_bytes<double>(n);
 }
 void reduce_max(const float* x, std::size_t n, float* result, void* temp, std::size_t temp_bytes) {
+  note_enqueue();
   check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n),
                                static_cast<cudaStream_t>(current_stream())),
         "cub max");
 }
 void reduce_max(const double* x, std::size_t n, double* result, void* temp, std::size_t temp_bytes) {
+  note_enqueue();
   check(cub::DeviceReduce::Max(temp, temp_bytes, x, result, static_cast<int>(n),
                                static_cast<cudaStream_t>(current_stream())),
         "cub max");

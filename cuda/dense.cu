@@ -41,6 +41,7 @@ std::size_t dense_cholesky_inverse_workspace(int n, double* a) {
 
 void dense_cholesky_inverse(int n, double* a, double* work, std::size_t work_size, int* info) {
   const cusolverDnHandle_t h = handle();
+  note_enqueue();
   const int lwork = static_cast<int>(work_size);
   check(cusolverDnDpotrf(h, CUBLAS_FILL_MODE_LOWER, n, a, n, work, lwork, info), "cusolverDnDpotrf");
   // after a failed factorization potri works on a partial factor: harmless, the caller reads info[0]

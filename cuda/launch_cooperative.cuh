@@ -85,6 +85,7 @@ std::size_t launch_cooperative(std::size_t max_blocks, unsigned threads, std::si
   // epoch by an earlier launch would let a wait_for pass before the neighbour has written)
   unsigned* signals = grid_signal_words(blocks * exec::Grid::kSignalStride);
   void* args[] = {&arg, &barrier, &signals};
+  note_enqueue();
   const cudaError_t err = cudaLaunchCooperativeKernel(
       reinterpret_cast<const void*>(cooperative_entry<MaxThreads, MinBlocks, F>()),
       dim3(static_cast<unsigned>(blocks)), dim3(threads), args, shared_bytes,

@@ -14,20 +14,34 @@
 #include <string>
 #include <utility>
 
+#include "cuda/runtime.hpp"
 #include "engine/exec/error.hpp"
 
 namespace tissue::cuda {
 
-/// First statement of a kernel launched with launch_pdl.
-__device__ __forceinline__ void pdl_prologue() {
+/// Waits until the previous kernel in the stream has completed and its writes are visible.
+__device__ __forceinline__ void pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+/// Allows the next kernel in the stream to be scheduled once every block of this one has called it (or
+/// exited).
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
-/// kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch.
-/// @throws BackendError naming `what` if the launch is refused.
+/// First statement of a kernel launched with launch_pdl: pdl_wait(), then pdl_launch_dependents().
+__device__ __forceinline__ void pdl_prologue() {
+  pdl_wait();
+  pdl_launch_dependents();
+}
+
+/// kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch (counted by
+/// note_enqueue). @throws BackendError naming `what` if the launch is refused.
 template <class... Params, class... Args>
 void launch_pdl(const char* what, void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem,
                 cudaStream_t stream, Args&&... args) {
@@ -41,6 +55,7 @@ void launch_pdl(const char* what, void (*kernel)(Params...), dim3 grid, dim3 blo
   attribute[0].val.programmaticStreamSerializationAllowed = 1;
   config.attrs = attribute;
   config.numAttrs = 1;
+  note_enqueue();
   const cudaError_t err = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (err != cudaSuccess) throw BackendError(std::string(what) + ": " + cudaGetErrorString(err));
 }

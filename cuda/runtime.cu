@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <string>
 
 #include "cuda/runtime.hpp"
@@ -69,6 +70,7 @@ unsigned* grid_signal_words(std::size_t words) {
   if (words > signals.count)
     throw BackendError("grid signal words: " + std::to_string(words) + " asked for, " +
                        std::to_string(signals.count) + " allocated");
+  note_enqueue();
   check(
       cudaMemsetAsync(signals.ptr, 0, words * sizeof(unsigned), static_cast<cudaStream_t>(current_stream())),
       "cudaMemsetAsync of the grid signal words");
@@ -128,10 +130,12 @@ void copy(void* dst, bool dst_device, const void* src, bool src_device, std::siz
     kind = cudaMemcpyDeviceToHost;
   else
     kind = cudaMemcpyHostToHost;
+  note_enqueue();
   check(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
 }
 
 void zero(void* ptr, std::size_t bytes) {
+  note_enqueue();
   check(cudaMemset(ptr, 0, bytes), "cudaMemset");
 }
 
@@ -142,7 +146,20 @@ void check_last_launch(const char* what) {
 namespace {
 cudaStream_t g_capture_stream = nullptr;  // the stream being captured, or nullptr
 bool g_capturing = false;
+std::atomic<std::uint64_t> g_enqueue_serial{0};
 }  // namespace
+
+std::uint64_t enqueue_serial() noexcept {
+  return g_enqueue_serial.load(std::memory_order_relaxed);
+}
+
+void note_enqueue() noexcept {
+  g_enqueue_serial.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool capturing() noexcept {
+  return g_capturing;
+}
 
 void* current_stream() noexcept {
   return g_capturing ? g_capture_stream : nullptr;
@@ -153,11 +170,13 @@ void begin_capture() {
   if (!g_capture_stream) check(cudaStreamCreate(&g_capture_stream), "cudaStreamCreate");
   // the capture stream starts after everything queued on the default stream so far
   check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  note_enqueue();
   check(cudaStreamBeginCapture(g_capture_stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   g_capturing = true;
 }
 
 void* end_capture() {
+  note_enqueue();
   g_capturing = false;
   cudaGraph_t graph = nullptr;
   check(cudaStreamEndCapture(g_capture_stream, &graph), "cudaStreamEndCapture");
@@ -169,6 +188,7 @@ void* end_capture() {
 }
 
 void launch_graph(void* graph) {
+  note_enqueue();
   check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), nullptr), "cudaGraphLaunch");
 }
 

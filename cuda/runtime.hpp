@@ -5,6 +5,7 @@
 /// tissue::BackendError with the CUDA error string on failure.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tissue::cuda {
@@ -31,6 +32,18 @@ void zero(void* ptr, std::size_t bytes);
 /// Stream the engine's launches and CUB calls go to: the legacy default stream (nullptr) except while a
 /// graph is being captured. A cudaStream_t, as void* for host-compiled code.
 void* current_stream() noexcept;
+
+/// Serial number of the last operation this layer enqueued on the engine's stream (a kernel launch, copy,
+/// memset, library call or graph launch): every function here that enqueues work calls note_enqueue(),
+/// which increments it. A caller that records the value right after its own launch knows, while it is
+/// unchanged, that nothing else has been enqueued since (the chained one-step grid-RD launches of
+/// grid_rd_tuned.cu rely on it to skip the grid-wide wait).
+std::uint64_t enqueue_serial() noexcept;
+/// Increments enqueue_serial(): called by every function of this layer that enqueues work, and by
+/// whoever enqueues work on the engine's stream directly.
+void note_enqueue() noexcept;
+/// Whether a graph capture is running (begin_capture .. end_capture).
+bool capturing() noexcept;
 
 /// Starts capturing the engine's launches into a CUDA graph (stream capture on a blocking stream, so
 /// that the captured work stays ordered with the default stream when replayed).

@@ -80,6 +80,7 @@ void RuntimeKernel::launch(std::size_t n, void** args) const {
   if (n == 0) return;
   constexpr unsigned block = 256;
   const auto blocks = static_cast<unsigned>((n + block - 1) / block);
+  note_enqueue();
   check(cudaLaunchKernel(kernel_, dim3(blocks), dim3(block), args, 0,
                          static_cast<cudaStream_t>(current_stream())),
         "cudaLaunchKernel (run-time compiled kernel)");

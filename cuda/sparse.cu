@@ -42,6 +42,7 @@ void csr_cholesky_solve(int rows, std::int64_t nonzeros, const std::int32_t* off
   check(cusolverSpSetStream(handle, static_cast<cudaStream_t>(current_stream())), "cusolverSpSetStream");
   int singularity = -1;
   constexpr int kSymamd = 2;
+  note_enqueue();
   check(cusolverSpDcsrlsvchol(handle, rows, static_cast<int>(nonzeros), descr, values, offsets, columns, b,
                               0.0, kSymamd, x, &singularity),
         "cusolverSpDcsrlsvchol");
