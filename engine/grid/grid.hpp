@@ -57,13 +57,22 @@ struct GridGeometry {
   /// Value of species s (field data u of that species) at node (i, j, k), where each index may lie
   /// outside the grid by at most its size: boundary rules give the ghost value.
   TISSUE_HD Real sample(const Real* u, int s, int i, int j, int k) const {
+    return sample(u, s, i, j, k, PlainLoad{});
+  }
+  /// As sample(), reading the node through load(const Real*) (a device kernel may need a load that
+  /// bypasses the L1 cache, for data another kernel is writing while it runs).
+  template <class Load>
+  TISSUE_HD Real sample(const Real* u, int s, int i, int j, int k, Load load) const {
     if (!resolve(i, nx, 0)) return dirichlet[i < 0 ? 0 : 1][s];
     if (!resolve(j, ny, 2)) return dirichlet[j < 0 ? 2 : 3][s];
     if (!resolve(k, nz, 4)) return dirichlet[k < 0 ? 4 : 5][s];
-    return u[index(i, j, k)];
+    return load(u + index(i, j, k));
   }
 
  private:
+  struct PlainLoad {
+    TISSUE_HD Real operator()(const Real* p) const { return *p; }
+  };
   /// Maps an outside index inside for periodic and Neumann faces; false for a Dirichlet face (the index
   /// is left outside to tell which face).
   TISSUE_HD bool resolve(int& i, int n, int low_face) const {
