@@ -70,7 +70,8 @@ double time_per_step(const Case& c, int steps) {
 }
 
 #if defined(TISSUE_BACKEND_CUDA)
-/// Seconds per step of the tuned kernels with launch shape `ts`, called directly (float Gray-Scott).
+/// Seconds per step of the tuned kernels with launch shape `ts`, called directly (float Gray-Scott), the
+/// one-step 2D launches chained as GridRdSystem chains them (cuda::StepChain).
 double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
   GridRdParams p;
   p.shape = c.shape;
@@ -83,10 +84,15 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
   DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());
   a.zero();
   b.zero();
+  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(c.shape.ny));
+  counters.zero();
+  cuda::StepChain chain;
+  chain.counters = counters.data();
+  chain.capacity = counters.size();
   const int calls = steps / c.steps_per_launch;
   float *in = a.data(), *out = b.data();
   const auto call = [&] {
-    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts))
+    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts, &chain))
       throw std::runtime_error("no tuned kernel for " + c.name);
     std::swap(in, out);
   };
@@ -124,7 +130,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
            s3, time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
   }
   for (int threads : {128, 256})
-    for (int tile1_rows : {8, 16, 32}) {
+    for (int tile1_rows : {8, 16, 32, 64}) {
       cuda::TunedShape ts;
       ts.tile1_rows = tile1_rows;
       ts.tile1_threads = threads;

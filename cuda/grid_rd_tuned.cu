@@ -1,5 +1,6 @@
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
+#include <cuda/atomic>
 
 #include <cstdint>
 #include <string>
@@ -172,10 +173,12 @@ constexpr int chunk_elements() {
 
 /// Copies the WX x WY window with origin (ox, oy), inside the grid, of both species into `buf` ([species
 /// 2][WX * WY]) with cp.async (16-byte copies where the rows allow, else one element each), and waits for
-/// it. Called by every thread of a block of kThreads; the caller synchronises the block.
+/// it. Called by every thread of a block of kThreads; the caller synchronises the block. The 16-byte
+/// copies read through L2 only (cp.async.cg); `coherent` makes the element-wise copies do so too (loads
+/// through L1 may return lines cached before another kernel wrote them: a chained launch, StepChain).
 template <class Real, int WX, int WY, int kThreads>
 __device__ __forceinline__ void copy_window_async(const GridGeometry<Real>& g, const Real* __restrict__ in,
-                                                  Real* buf, int ox, int oy, int tid) {
+                                                  Real* buf, int ox, int oy, int tid, bool coherent = false) {
   constexpr int kChunk = chunk_elements<Real>(), AREA = WX * WY;
   const std::size_t n = g.cells();
   const auto source = [&](int s, int row, int c) {
@@ -187,6 +190,11 @@ __device__ __forceinline__ void copy_window_async(const GridGeometry<Real>& g, c
       const int s = i / kPerSpecies, k = i - s * kPerSpecies, row = k / kPerRow,
                 c = (k - row * kPerRow) * kChunk;
       __pipeline_memcpy_async(buf + s * AREA + row * WX + c, source(s, row, c), 16);
+    }
+  } else if (coherent) {
+    for (int i = tid; i < 2 * AREA; i += kThreads) {
+      const int s = i / AREA, k = i - s * AREA, row = k / WX, c = k - row * WX;
+      buf[i] = __ldcg(source(s, row, c));
     }
   } else {
     for (int i = tid; i < 2 * AREA; i += kThreads) {
@@ -418,34 +426,69 @@ constexpr std::size_t tile1_smem_bytes() {
   return 2 * static_cast<std::size_t>(W + 2 * chunk_elements<Real>()) * WY * sizeof(Real);
 }
 
+/// What a block of the one-step tile kernel takes of a StepChain (counters == nullptr: no chain).
+struct ChainArgs {
+  unsigned* counters = nullptr;  ///< per tile row: tiles written since the counters were zero
+  unsigned target = 0;           ///< count the rows read must have reached (launches before x columns)
+  int shift = 0;                 ///< tile row of the blocks with blockIdx.y = 0
+  bool wait_grid = true;         ///< wait for the whole previous kernel (the launch starts a chain)
+};
+
+/// Thread 0 of a block: waits until the counters of tile rows row - 1, row and row + 1 (periodic in the
+/// `rows` tile rows) reach `target` (modulo 2^32), then acquires the writes they count.
+__device__ void wait_for_rows(unsigned* counters, int row, int rows, unsigned target) {
+  for (int d = -1; d <= 1; ++d) {
+    const int r = row + d < 0 ? row + d + rows : (row + d >= rows ? row + d - rows : row + d);
+    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> counter(counters[r]);
+    while (static_cast<int>(counter.load(::cuda::memory_order_relaxed) - target) < 0) __nanosleep(64);
+  }
+  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
+}
+
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
-__global__ void __launch_bounds__(kThreads) rd_tile1_2d(RdParams<Real> p, Reaction reaction, Real dt,
-                                                        const Real* __restrict__ in, Real* __restrict__ out) {
+__global__ void __launch_bounds__(kThreads)
+    rd_tile1_2d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
+                Real* __restrict__ out, ChainArgs chain) {
   constexpr int HX = chunk_elements<Real>(), WX = W + 2 * HX, TY = WY - 2, AREA = WX * WY;
   constexpr int kGroups = kThreads / W;  // row groups
   static_assert(kThreads % W == 0 && TY % kGroups == 0, "the row groups must split the tile evenly");
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes);  // [species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  if (chain.wait_grid) pdl_wait();
+  pdl_launch_dependents();  // first, on every path: the next launch's blocks wait only on started ones
   const std::size_t n = g.cells();
-  const int ox = static_cast<int>(blockIdx.x) * W - HX, oy = static_cast<int>(blockIdx.y) * TY - 1;
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
+  const int rows = static_cast<int>(gridDim.y);
+  const int row = (static_cast<int>(blockIdx.y) + chain.shift) % rows;
+  if (!chain.wait_grid) {
+    if (tid == 0) wait_for_rows(chain.counters, row, rows, chain.target);
+    __syncthreads();
+  }
+  const int ox = static_cast<int>(blockIdx.x) * W - HX, oy = row * TY - 1;
   const bool inside = ox >= 0 && oy >= 0 && ox + WX <= g.nx && oy + WY <= g.ny;  // block-uniform
+  const bool coherent = chain.counters != nullptr;
   if (inside) {
-    copy_window_async<Real, WX, WY, kThreads>(g, in, smem, ox, oy, tid);
+    copy_window_async<Real, WX, WY, kThreads>(g, in, smem, ox, oy, tid, coherent);
   } else {
+    const auto load_l2 = [](const Real* u) { return __ldcg(u); };
     for (int i = tid; i < AREA; i += kThreads) {
-      const int row = i / WX, c = i - row * WX;
-      const int gx = min(max(ox + c, -1), g.nx), gy = min(max(oy + row, -1), g.ny);
-      smem[i] = g.sample(in, 0, gx, gy, 0);
-      smem[AREA + i] = g.sample(in + n, 1, gx, gy, 0);
+      const int r = i / WX, c = i - r * WX;
+      const int gx = min(max(ox + c, -1), g.nx), gy = min(max(oy + r, -1), g.ny);
+      smem[i] = coherent ? g.sample(in, 0, gx, gy, 0, load_l2) : g.sample(in, 0, gx, gy, 0);
+      smem[AREA + i] = coherent ? g.sample(in + n, 1, gx, gy, 0, load_l2) : g.sample(in + n, 1, gx, gy, 0);
     }
   }
   __syncthreads();
   const int x = HX + tid % W, y0 = 1 + tid / W * (TY / kGroups);
   march_window<TY / kGroups, true, WX, Real, Reaction, S>(p, reaction, dt, smem, nullptr, AREA, x, y0, out,
                                                           ox + x, oy + y0);
+  if (chain.counters) {  // the tile is written: release it to the next launch
+    __syncthreads();
+    if (tid == 0)
+      ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(chain.counters[row])
+          .fetch_add(1u, ::cuda::memory_order_release);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -536,14 +579,36 @@ void check_launch(const char* what) {
   check_last_launch(what);
 }
 
+/// The chain arguments of the next launch of a grid x.y tiles, updating `chain` (nullptr: no chain).
+ChainArgs join_chain(StepChain* chain, dim3 grid, const void* in, const void* out) {
+  if (chain == nullptr || chain->counters == nullptr || grid.y > chain->capacity || capturing()) return {};
+  if (chain->rows != grid.y || chain->columns != grid.x) {  // the counters count another tiling
+    zero(chain->counters, chain->capacity * sizeof(unsigned));
+    *chain = StepChain{chain->counters, chain->capacity, 0, grid.y, grid.x};
+  }
+  ChainArgs args;
+  args.counters = chain->counters;
+  args.target = static_cast<unsigned>(chain->launches * grid.x);  // modulo 2^32, as the counters
+  args.shift = static_cast<int>(chain->launches % grid.y);
+  args.wait_grid = !(chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out);
+  return args;
+}
+
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
-void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
+void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out,
+                     StepChain* chain) {
   constexpr std::size_t bytes = tile1_smem_bytes<Real, W, WY>();
   constexpr auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
-  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out);
+  const ChainArgs args = join_chain(chain, grid, in, out);
+  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out, args);
   check_launch("rd_tile1_2d");
+  if (args.counters == nullptr) return;
+  ++chain->launches;
+  chain->serial = enqueue_serial();
+  chain->last_in = in;
+  chain->last_out = out;
 }
 
 template <class Real, class Reaction, Stencil S>
@@ -614,23 +679,30 @@ void launch_steps_2d(int t, const RdParams<Real>& p, const Reaction& r, Real dt,
   launch_tile_2d<Real, Reaction, WY, 8, S>(p, r, dt, in, out);
 }
 
-/// One launch of `t` steps (1, 2, 4 or 8) of the 2D stencil S.
+/// One launch of `t` steps (1, 2, 4 or 8) of the 2D stencil S; one-step tile launches join `chain`.
 template <class Real, class Reaction, Stencil S>
 void launch_2d(int t, const TunedShape& shape, const RdParams<Real>& p, const Reaction& r, Real dt,
-               const Real* in, Real* out) {
+               const Real* in, Real* out, StepChain* chain) {
   if (t == 1) {
     if (shape.rows_2d > 0) return launch_rows_2d<Real, Reaction, S>(shape.rows_2d, p, r, dt, in, out);
-    if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
+    if constexpr (kSweepShapes<Reaction>) {  // alternatives for bench_grid_rd --sweep
       const bool narrow = shape.tile1_threads == 128;
       if (shape.tile1_rows == 8)
-        return narrow ? launch_tile1_2d<Real, Reaction, 128, 8, 128, S>(p, r, dt, in, out)
-                      : launch_tile1_2d<Real, Reaction, 128, 8, 256, S>(p, r, dt, in, out);
-      if (shape.tile1_rows == 32)
-        return narrow ? launch_tile1_2d<Real, Reaction, 128, 32, 128, S>(p, r, dt, in, out)
-                      : launch_tile1_2d<Real, Reaction, 128, 32, 256, S>(p, r, dt, in, out);
-      if (narrow) return launch_tile1_2d<Real, Reaction, 128, 16, 128, S>(p, r, dt, in, out);
+        return narrow ? launch_tile1_2d<Real, Reaction, 128, 8, 128, S>(p, r, dt, in, out, chain)
+                      : launch_tile1_2d<Real, Reaction, 128, 8, 256, S>(p, r, dt, in, out, chain);
+      if (shape.tile1_rows == 16)
+        return narrow ? launch_tile1_2d<Real, Reaction, 128, 16, 128, S>(p, r, dt, in, out, chain)
+                      : launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out, chain);
+      if (shape.tile1_rows == 64)
+        return narrow ? launch_tile1_2d<Real, Reaction, 128, 64, 128, S>(p, r, dt, in, out, chain)
+                      : launch_tile1_2d<Real, Reaction, 128, 64, 256, S>(p, r, dt, in, out, chain);
+      if (narrow) return launch_tile1_2d<Real, Reaction, 128, 32, 128, S>(p, r, dt, in, out, chain);
     }
-    return launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out);
+    // the fastest measured for float (32 rows); double keeps two 33 KB windows' worth per block (16 rows)
+    if constexpr (std::is_same_v<Real, float>)
+      return launch_tile1_2d<Real, Reaction, 128, 32, 256, S>(p, r, dt, in, out, chain);
+    else
+      return launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out, chain);
   }
   if constexpr (std::is_same_v<Real, float>)
     if (shape.tile_rows == 32 || (shape.tile_rows == 0 && t <= 4))  // 0: the faster one measured
@@ -642,7 +714,7 @@ void launch_2d(int t, const TunedShape& shape, const RdParams<Real>& p, const Re
 
 template <class Real, class Reaction>
 bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, Real* in, Real* out,
-                    int steps, const TunedShape& shape) {
+                    int steps, const TunedShape& shape, StepChain* chain) {
   const GridGeometry<Real>& g = p.grid;
   if (steps < 1) return false;
   const std::size_t bytes = 2 * g.cells() * sizeof(Real);
@@ -682,9 +754,9 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
       else
         launch_rows_3d<Real, Reaction>(shape.rows_3d, shape.z_middle, p, reaction, dt, src, dst);
     else if (p.stencil == Stencil::five)
-      launch_2d<Real, Reaction, Stencil::five>(t, shape, p, reaction, dt, src, dst);
+      launch_2d<Real, Reaction, Stencil::five>(t, shape, p, reaction, dt, src, dst, chain);
     else
-      launch_2d<Real, Reaction, Stencil::seed9>(t, shape, p, reaction, dt, src, dst);
+      launch_2d<Real, Reaction, Stencil::seed9>(t, shape, p, reaction, dt, src, dst, chain);
     src = dst;
   }
   if (src != out) copy(out, true, src, true, bytes);
@@ -693,7 +765,7 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
 
 #define TISSUE_TUNED_INSTANTIATE(Real, Reaction)                                                \
   template bool rd_euler_tuned(const RdParams<Real>&, const Reaction&, Real, Real*, Real*, int, \
-                               const TunedShape&);
+                               const TunedShape&, StepChain*);
 TISSUE_GRID_RD_REACTIONS(TISSUE_TUNED_INSTANTIATE)
 #undef TISSUE_TUNED_INSTANTIATE
 

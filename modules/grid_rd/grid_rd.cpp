@@ -47,8 +47,19 @@ void with_reaction(const reactions::ReactionSpec& spec, F&& f) {
 }  // namespace
 
 template <class Real>
+struct GridRdSystem<Real>::Chain {
+#if defined(TISSUE_BACKEND_CUDA)
+  DeviceBuffer<unsigned> counters;
+  cuda::StepChain state;
+#endif
+};
+
+template <class Real>
 GridRdSystem<Real>::GridRdSystem(const GridRdParams& params, GridField<Real>& field)
-    : params_(params), field_(field) {}
+    : params_(params), field_(field), chain_(std::make_unique<Chain>()) {}
+
+template <class Real>
+GridRdSystem<Real>::~GridRdSystem() = default;
 
 template <class Real>
 void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
@@ -65,10 +76,19 @@ void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
       return;
     }
 #if defined(TISSUE_BACKEND_CUDA)
-    if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic &&
-        cuda::rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps)) {
-      field_.swap();
-      return;
+    if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic) {
+      cuda::StepChain& chain = chain_->state;
+      if (chain.counters == nullptr && p.grid.nz == 1) {  // one word per grid row: at least one per tile row
+        chain_->counters = DeviceBuffer<unsigned>(static_cast<std::size_t>(p.grid.ny));
+        chain_->counters.zero();
+        chain.counters = chain_->counters.data();
+        chain.capacity = chain_->counters.size();
+      }
+      if (cuda::rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps, {},
+                               &chain)) {
+        field_.swap();
+        return;
+      }
     }
 #endif
     for (int s = 0; s < steps; ++s) {

@@ -4,6 +4,7 @@
 /// stability, kernels). The system advances a GridField<Real> with explicit Euler (the seed) or RK4.
 
 #include <array>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,11 +45,14 @@ struct GridRdParams {
   RdParams<Real> kernel_params() const;
 };
 
-/// System "grid_rd": steps_per_launch explicit steps of ctx.dt / steps_per_launch on the field.
+/// System "grid_rd": steps_per_launch explicit steps of ctx.dt / steps_per_launch on the field. On the
+/// CUDA backend, one-step launches of consecutive calls overlap when nothing else runs between them
+/// (cuda::StepChain, kept by the system across calls).
 template <class Real>
 class GridRdSystem final : public System {
  public:
   GridRdSystem(const GridRdParams& params, GridField<Real>& field);
+  ~GridRdSystem() override;
   std::string name() const override { return "grid_rd"; }
   std::vector<std::string> reads() const override { return {"grid." + field_.name()}; }
   std::vector<std::string> writes() const override { return {"grid." + field_.name()}; }
@@ -58,6 +62,8 @@ class GridRdSystem final : public System {
   GridRdParams params_;
   GridField<Real>& field_;
   integrate::RungeKutta4<Real> rk4_;
+  struct Chain;  ///< the CUDA backend's launch chain and its counters (grid_rd.cpp)
+  std::unique_ptr<Chain> chain_;
 };
 
 extern template class GridRdSystem<float>;

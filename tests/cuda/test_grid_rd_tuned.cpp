@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cuda/grid_rd_tuned.hpp"
+#include "cuda/runtime.hpp"
 #include "engine/exec/backend.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
@@ -157,6 +158,111 @@ TEST_CASE("tuned 2D kernels equal the generic step on grids with interior and pe
   exec::set_backend(exec::Backend::cpu);
 }
 
+TEST_CASE("chained one-step launches equal the generic step over many calls", "[cuda][grid_rd]") {
+  // grids of one to a few waves of blocks (an H100 keeps 792 blocks of the default float tile resident,
+  // 1056 of the double one), so that the launches of consecutive calls overlap; the first aligned
+  // (16-byte window copies), the second not (element-wise copies) and with non-periodic faces in y
+  exec::set_backend(exec::Backend::cuda);
+  GridRdParams p = base({4096, 1540, 1, 1.0}, Stencil::seed9);
+  check_equal<float>(p, 40, 1.0);
+  p.shape = {3074, 1500, 1, 1.0};
+  p.faces[2] = GridBoundary::neumann;
+  p.faces[3] = GridBoundary::dirichlet;
+  p.dirichlet[3] = {0.3, 0.2};
+  check_equal<float>(p, 30, 1.0);
+  p = base({2048, 2048, 1, 1.5}, Stencil::five);
+  check_equal<double>(p, 20, 0.5);
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("a chain of one-step launches waits for whatever ran between two calls", "[cuda][grid_rd]") {
+  // Between calls of the tuned system, the generic system steps the same field (a kernel on the stream)
+  // and the host rescales species A (two copies); the chained launch after either must see their writes.
+  exec::set_backend(exec::Backend::cuda);
+  GridRdParams p = base({2048, 1024, 1, 1.0}, Stencil::seed9);
+  const auto run_mixed = [&](Kernel tuned_or_generic) {
+    World world{Box{}, 0};
+    auto& field = add_test_field<float>(world, p);
+    GridRdParams q = p;
+    q.kernel = tuned_or_generic;
+    GridRdSystem<float> system(q, field);
+    q.kernel = Kernel::generic;
+    GridRdSystem<float> generic(q, field);
+    int call = 0;
+    const auto step = [&](GridRdSystem<float>& s) { s.run(world, StepContext{call++, 0.0, 1.0}); };
+    for (int round = 0; round < 4; ++round) {
+      step(system);
+      step(system);
+      step(generic);
+      step(system);
+      field.download();
+      for (std::size_t i = 0; i < p.shape.cells(); ++i) field.host()[i] *= 0.97f;
+      field.upload();
+      step(system);
+    }
+    field.download();
+    return field.host();
+  };
+  const auto generic = run_mixed(Kernel::generic);
+  const auto tuned = run_mixed(Kernel::automatic);
+  REQUIRE(generic.size() == tuned.size());
+  CHECK(std::memcmp(generic.data(), tuned.data(), generic.size() * sizeof(float)) == 0);
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  const GridRdParams p = base({600, 200, 1, 1.0}, Stencil::seed9);
+  World world{Box{}, 0};
+  auto& field = add_test_field<float>(world, p);
+  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(p.shape.ny));
+  counters.zero();
+  cuda::StepChain chain;
+  chain.counters = counters.data();
+  chain.capacity = counters.size();
+  const reactions::GrayScott<float> gs{0.038f, 0.061f};
+  const auto launch = [&](const cuda::TunedShape& ts) {
+    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 1.0f, field.current().data(),
+                                 field.next().data(), 1, ts, &chain));
+    field.swap();
+  };
+  // window 16 rows (14 output rows): 5 x 15 tiles
+  cuda::TunedShape sixteen;
+  sixteen.tile1_rows = 16;
+  for (int k = 0; k < 7; ++k) launch(sixteen);
+  CHECK(chain.launches == 7);
+  CHECK(chain.columns == 5);
+  CHECK(chain.rows == 15);
+  CHECK(chain.serial == cuda::enqueue_serial());
+  CHECK(chain.last_out == field.current().data());
+  auto counts = counters.to_host();
+  CHECK(std::count(counts.begin(), counts.begin() + 15, 7u * 5u) == 15);
+  CHECK(std::count(counts.begin() + 15, counts.end(), 0u) == p.shape.ny - 15);
+  // another tiling (window 8 rows: 6 output rows -> 34 tile rows) restarts the counts from zero
+  cuda::TunedShape eight;
+  eight.tile1_rows = 8;
+  launch(eight);
+  launch(eight);
+  CHECK(chain.launches == 2);
+  CHECK(chain.rows == 34);
+  counts = counters.to_host();
+  CHECK(std::count(counts.begin(), counts.begin() + 34, 2u * 5u) == 34);
+  CHECK(std::count(counts.begin() + 34, counts.end(), 0u) == p.shape.ny - 34);
+  // every kind of work on the stream moves the serial on, so that the next launch waits for it
+  std::uint64_t serial = cuda::enqueue_serial();
+  counters.zero();
+  CHECK(cuda::enqueue_serial() > serial);
+  serial = cuda::enqueue_serial();
+  field.download();
+  CHECK(cuda::enqueue_serial() > serial);
+  serial = cuda::enqueue_serial();
+  GridRdParams q = p;
+  q.kernel = Kernel::generic;
+  GridRdSystem<float>(q, field).run(world, StepContext{0, 0.0, 1.0});
+  CHECK(cuda::enqueue_serial() > serial);
+  exec::set_backend(exec::Backend::cpu);
+}
+
 TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
   const auto compare = [](const GridRdParams& p, const cuda::TunedShape& ts, float dt) {
@@ -182,7 +288,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     compare(base({150, 90, 1, 1.0}, Stencil::seed9), ts, 1.0f);
   }
   for (int threads : {128, 256})
-    for (int tile1_rows : {8, 16, 32}) {
+    for (int tile1_rows : {8, 16, 32, 64}) {
       cuda::TunedShape ts;
       ts.tile1_rows = tile1_rows;
       ts.tile1_threads = threads;
