@@ -84,7 +84,8 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
   DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());
   a.zero();
   b.zero();
-  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(c.shape.ny));
+  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(c.shape.ny) *
+                                  static_cast<std::size_t>(c.shape.nz));
   counters.zero();
   cuda::StepChain chain;
   chain.counters = counters.data();

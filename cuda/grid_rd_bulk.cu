@@ -17,8 +17,9 @@
 /// barriers left them waiting on the slowest warp (62-67 % of the copy bandwidth); a producer warp and a
 /// path without ghost selects for tiles and planes away from non-periodic faces reached 77-81 % with
 /// 512-byte tiles; 1-2 KB tiles read the x halo (a 32-byte sector on each side of every row) relatively
-/// less and reached 86-87 %. Chunks of 64 planes beat both shorter ones (more halo planes) and one long
-/// march per tile in a single wave (82 %).
+/// less and reached 86-87 %. Launched one after another, chunks of 64 planes beat both shorter ones (more
+/// halo planes) and one long march per tile in a single wave (82 %); chained launches (StepChain: the next
+/// step's blocks start on the multiprocessors the last chunks leave idle) favour chunks of 32.
 ///
 /// Boundaries: rows, planes and 16-byte x chunks of a periodic face are copied from the opposite side;
 /// nothing is copied beyond a Neumann or Dirichlet face, and the stencil takes the ghost value there
@@ -39,6 +40,7 @@
 #include "cuda/grid_rd_common.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
+#include "cuda/step_chain.cuh"
 
 namespace tissue::cuda {
 
@@ -103,7 +105,7 @@ template <class Real, class Reaction, int TXB, int TY, int NB>
 __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
                                   BulkConfig<Real, TXB, TY, NB>::MIN_BLOCKS)
     rd_bulk_3d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
-               Real* __restrict__ out, int chunk) {
+               Real* __restrict__ out, int chunk, ChainArgs chain) {
   using L = BulkConfig<Real, TXB, TY, NB>;
   constexpr int HX = L::HX, TX = L::TX, WX = L::WX, WY = L::WY, RY = L::RY, kComputeWarps = L::COMPUTE_WARPS;
   extern __shared__ __align__(128) unsigned char smem_bytes[];
@@ -115,7 +117,10 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
   const std::size_t n = g.cells();
   const int tid = static_cast<int>(threadIdx.x), lane = tid % 32, warp = tid / 32;
   const int x0 = static_cast<int>(blockIdx.x) * TX, y0 = static_cast<int>(blockIdx.y) * TY;
-  const Chunk ch = chunk_of(static_cast<int>(blockIdx.z), chunk, g.nz);
+  // a chained launch takes the chunks rotated (StepChain); counter: (y tile, chunk)
+  const int chunks = static_cast<int>(gridDim.z), tiles_y = static_cast<int>(gridDim.y);
+  const int bz = (static_cast<int>(blockIdx.z) + chain.shift) % chunks;
+  const Chunk ch = chunk_of(bz, chunk, g.nz);
   const int slots = ch.count + 2;  // slot k holds plane first + step (k - 1), in buffer k % NB
 
   if (tid == 0) {
@@ -126,9 +131,20 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
-  pdl_prologue();
+  if (chain.wait_grid) pdl_wait();
+  pdl_launch_dependents();  // on every path: the next launch's blocks wait only on started ones
 
   if (warp == kComputeWarps) {
+    if (!chain.wait_grid) {
+      // the tiles the copies read, of the previous launch: y tiles and chunks beside this one (periodic)
+      for (int dy = -1; dy <= 1; ++dy)
+        for (int dz = -1; dz <= 1; ++dz)
+          wait_for_count(chain.counters[periodic_index(static_cast<int>(blockIdx.y) + dy, tiles_y) * chunks +
+                                        periodic_index(bz + dz, chunks)],
+                         chain.target);
+      acquire_counted();
+      ptx::fence_proxy_async(ptx::space_global);  // the bulk copies (async proxy) read after the acquire
+    }
     // The producer warp: slot k goes into buffer k % NB once the compute warps are done with slot k - NB.
     // Lane l copies rows l, l + 32, ... of [species][WY] (the span of the row inside the grid, plus the
     // periodic x chunks at the ends), announcing the bytes on full[b] before each copy; lane 0 arrives once
@@ -238,6 +254,10 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
     __syncwarp();
     if (lane == 0) ptx::mbarrier_arrive(&empty[r % NB]);  // this warp is done with slot r
   }
+  if (chain.counters) {  // the tile is written: release it to the next launch (compute warps only)
+    asm volatile("bar.sync 1, %0;" ::"r"(32 * kComputeWarps) : "memory");
+    if (tid == 0) release_count(chain.counters[static_cast<int>(blockIdx.y) * chunks + bz]);
+  }
 }
 
 /// Blocks of `Kernel` the device holds at once (multiprocessors x resident blocks each), asked once.
@@ -262,7 +282,7 @@ int block_slots(int threads, std::size_t smem) {
 /// grid would not give every block slot of the device a chunk (0: the fewest chunks that do).
 template <class Real, class Reaction, int TXB, int TY, int NB>
 void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in,
-                    Real* out) {
+                    Real* out, StepChain* chain) {
   using L = BulkConfig<Real, TXB, TY, NB>;
   constexpr auto kernel = rd_bulk_3d<Real, Reaction, TXB, TY, NB>;
   allow_dynamic_smem<kernel>(L::SMEM);  // before the occupancy query, which counts it
@@ -271,31 +291,37 @@ void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real
   const int fill = (p.grid.nz + per_column - 1) / per_column;
   const int chunk = planes > 0 ? min(planes, fill) : fill;
   const int bz = (p.grid.nz + chunk - 1) / chunk;
-  launch_pdl("rd_bulk_3d", kernel,
-             dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by), static_cast<unsigned>(bz)),
-             dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out, chunk);
+  const auto ubx = static_cast<unsigned>(bx), uby = static_cast<unsigned>(by),
+             ubz = static_cast<unsigned>(bz);
+  const ChainArgs args = join_chain(chain, uby * ubz, ubx, ubz, in, out);  // a counter per (y tile, chunk)
+  launch_pdl("rd_bulk_3d", kernel, dim3(ubx, uby, ubz), dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out,
+             chunk, args);
   check_last_launch("rd_bulk_3d");
+  count_launch(chain, args, in, out);
 }
 
 }  // namespace
 
 template <class Real, class Reaction>
 void rd_bulk_3d(const BulkShape& t, const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in,
-                Real* out) {
+                Real* out, StepChain* chain) {
   const auto is = [&](int bytes, int rows, int buffers) {
     return t.tile_bytes == bytes && t.rows == rows && t.buffers == buffers;
   };
   const BulkShape d{};
   if (is(d.tile_bytes, d.rows, d.buffers))
-    return launch_bulk_3d<Real, Reaction, 2048, 8, 4>(t.planes, p, r, dt, in, out);
+    return launch_bulk_3d<Real, Reaction, 2048, 8, 4>(t.planes, p, r, dt, in, out, chain);
   if constexpr (kSweepShapes<Reaction>) {
-    if (is(512, 16, 4)) return launch_bulk_3d<Real, Reaction, 512, 16, 4>(t.planes, p, r, dt, in, out);
-    if (is(512, 16, 5)) return launch_bulk_3d<Real, Reaction, 512, 16, 5>(t.planes, p, r, dt, in, out);
-    if (is(512, 8, 8)) return launch_bulk_3d<Real, Reaction, 512, 8, 8>(t.planes, p, r, dt, in, out);
-    if (is(1024, 16, 5)) return launch_bulk_3d<Real, Reaction, 1024, 16, 5>(t.planes, p, r, dt, in, out);
-    if (is(1024, 16, 4)) return launch_bulk_3d<Real, Reaction, 1024, 16, 4>(t.planes, p, r, dt, in, out);
-    if (is(2048, 8, 5)) return launch_bulk_3d<Real, Reaction, 2048, 8, 5>(t.planes, p, r, dt, in, out);
-    if (is(2048, 10, 4)) return launch_bulk_3d<Real, Reaction, 2048, 10, 4>(t.planes, p, r, dt, in, out);
+    if (is(512, 16, 4)) return launch_bulk_3d<Real, Reaction, 512, 16, 4>(t.planes, p, r, dt, in, out, chain);
+    if (is(512, 16, 5)) return launch_bulk_3d<Real, Reaction, 512, 16, 5>(t.planes, p, r, dt, in, out, chain);
+    if (is(512, 8, 8)) return launch_bulk_3d<Real, Reaction, 512, 8, 8>(t.planes, p, r, dt, in, out, chain);
+    if (is(1024, 16, 5))
+      return launch_bulk_3d<Real, Reaction, 1024, 16, 5>(t.planes, p, r, dt, in, out, chain);
+    if (is(1024, 16, 4))
+      return launch_bulk_3d<Real, Reaction, 1024, 16, 4>(t.planes, p, r, dt, in, out, chain);
+    if (is(2048, 8, 5)) return launch_bulk_3d<Real, Reaction, 2048, 8, 5>(t.planes, p, r, dt, in, out, chain);
+    if (is(2048, 10, 4))
+      return launch_bulk_3d<Real, Reaction, 2048, 10, 4>(t.planes, p, r, dt, in, out, chain);
   }
   throw std::invalid_argument("no bulk-copy grid-RD kernel compiled for tiles of " +
                               std::to_string(t.tile_bytes) + " bytes x " + std::to_string(t.rows) +
@@ -304,7 +330,7 @@ void rd_bulk_3d(const BulkShape& t, const RdParams<Real>& p, const Reaction& r, 
 
 #define TISSUE_BULK_INSTANTIATE(Real, Reaction)                                                         \
   template void rd_bulk_3d(const BulkShape&, const RdParams<Real>&, const Reaction&, Real, const Real*, \
-                           Real*);
+                           Real*, StepChain*);
 TISSUE_GRID_RD_REACTIONS(TISSUE_BULK_INSTANTIATE)
 #undef TISSUE_BULK_INSTANTIATE
 

@@ -6,6 +6,7 @@
 /// Called by rd_euler_tuned where the rows are 16-byte aligned (nx * sizeof(Real) a multiple of 16).
 /// Plain C++ interface (no CUDA headers).
 
+#include "cuda/step_chain.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/reactions/reactions.hpp"
 
@@ -18,22 +19,24 @@ struct BulkShape {
   int rows = 8;           ///< tile rows (y) per block
   int buffers = 4;        ///< plane buffers in shared memory: the three the stencil reads and the rest ahead
   /// planes per chunk (a block marches a chunk), fewer where the grid would not give every block slot of
-  /// the device a chunk (grids of 256^3 and below); 0 for the fewest chunks that do
-  int planes = 64;
+  /// the device a chunk (grids of 128^3 and below); 0 for the fewest chunks that do. 32 with chained
+  /// launches (StepChain), whose overlap hides the ends of the shorter chunks; 64 was faster without.
+  int planes = 32;
 };
 
 /// Every shape rd_bulk_3d runs for float Gray-Scott (the default first; rd_bulk_3d compiles each of them):
 /// what `bench_grid_rd --sweep` times and the CUDA tests compare with the generic step.
-inline constexpr BulkShape kBulkShapes[] = {{2048, 8, 4, 64},  {2048, 8, 4, 128},  {2048, 8, 4, 32},
+inline constexpr BulkShape kBulkShapes[] = {{2048, 8, 4, 32},  {2048, 8, 4, 64},   {2048, 8, 4, 128},
                                             {2048, 8, 4, 0},   {2048, 8, 5, 64},   {2048, 10, 4, 64},
                                             {1024, 16, 4, 64}, {1024, 16, 4, 128}, {1024, 16, 5, 64},
                                             {512, 16, 4, 24},  {512, 8, 8, 24}};
 
 /// One explicit Euler step of the 3D grid (stencil seven) from `in` to `out` (species-major device
-/// arrays of two species, 16-byte aligned, nx * sizeof(Real) a multiple of 16). @throws
-/// std::invalid_argument for a shape that is not compiled; BackendError if the launch fails.
+/// arrays of two species, 16-byte aligned, nx * sizeof(Real) a multiple of 16), joining `chain` when one
+/// is given (StepChain: a counter per (y tile, z chunk)). @throws std::invalid_argument for a shape that
+/// is not compiled; BackendError if the launch fails.
 template <class Real, class Reaction>
 void rd_bulk_3d(const BulkShape& shape, const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt,
-                const Real* in, Real* out);
+                const Real* in, Real* out, StepChain* chain = nullptr);
 
 }  // namespace tissue::cuda

@@ -1,6 +1,5 @@
 #include <cuda_pipeline_primitives.h>
 #include <cuda_runtime.h>
-#include <cuda/atomic>
 
 #include <cstdint>
 #include <string>
@@ -11,6 +10,7 @@
 #include "cuda/grid_rd_tuned.hpp"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
+#include "cuda/step_chain.cuh"
 #include "engine/exec/error.hpp"
 
 namespace tissue::cuda {
@@ -426,25 +426,6 @@ constexpr std::size_t tile1_smem_bytes() {
   return 2 * static_cast<std::size_t>(W + 2 * chunk_elements<Real>()) * WY * sizeof(Real);
 }
 
-/// What a block of the one-step tile kernel takes of a StepChain (counters == nullptr: no chain).
-struct ChainArgs {
-  unsigned* counters = nullptr;  ///< per tile row: tiles written since the counters were zero
-  unsigned target = 0;           ///< count the rows read must have reached (launches before x columns)
-  int shift = 0;                 ///< tile row of the blocks with blockIdx.y = 0
-  bool wait_grid = true;         ///< wait for the whole previous kernel (the launch starts a chain)
-};
-
-/// Thread 0 of a block: waits until the counters of tile rows row - 1, row and row + 1 (periodic in the
-/// `rows` tile rows) reach `target` (modulo 2^32), then acquires the writes they count.
-__device__ void wait_for_rows(unsigned* counters, int row, int rows, unsigned target) {
-  for (int d = -1; d <= 1; ++d) {
-    const int r = row + d < 0 ? row + d + rows : (row + d >= rows ? row + d - rows : row + d);
-    ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> counter(counters[r]);
-    while (static_cast<int>(counter.load(::cuda::memory_order_relaxed) - target) < 0) __nanosleep(64);
-  }
-  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
-}
-
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 __global__ void __launch_bounds__(kThreads)
     rd_tile1_2d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
@@ -462,7 +443,11 @@ __global__ void __launch_bounds__(kThreads)
   const int rows = static_cast<int>(gridDim.y);
   const int row = (static_cast<int>(blockIdx.y) + chain.shift) % rows;
   if (!chain.wait_grid) {
-    if (tid == 0) wait_for_rows(chain.counters, row, rows, chain.target);
+    if (tid == 0) {  // the rows the window reads: row - 1, row, row + 1 (periodic in the tile rows)
+      for (int d = -1; d <= 1; ++d)
+        wait_for_count(chain.counters[periodic_index(row + d, rows)], chain.target);
+      acquire_counted();
+    }
     __syncthreads();
   }
   const int ox = static_cast<int>(blockIdx.x) * W - HX, oy = row * TY - 1;
@@ -485,9 +470,7 @@ __global__ void __launch_bounds__(kThreads)
                                                           ox + x, oy + y0);
   if (chain.counters) {  // the tile is written: release it to the next launch
     __syncthreads();
-    if (tid == 0)
-      ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(chain.counters[row])
-          .fetch_add(1u, ::cuda::memory_order_release);
+    if (tid == 0) release_count(chain.counters[row]);
   }
 }
 
@@ -579,21 +562,6 @@ void check_launch(const char* what) {
   check_last_launch(what);
 }
 
-/// The chain arguments of the next launch of a grid x.y tiles, updating `chain` (nullptr: no chain).
-ChainArgs join_chain(StepChain* chain, dim3 grid, const void* in, const void* out) {
-  if (chain == nullptr || chain->counters == nullptr || grid.y > chain->capacity || capturing()) return {};
-  if (chain->rows != grid.y || chain->columns != grid.x) {  // the counters count another tiling
-    zero(chain->counters, chain->capacity * sizeof(unsigned));
-    *chain = StepChain{chain->counters, chain->capacity, 0, grid.y, grid.x};
-  }
-  ChainArgs args;
-  args.counters = chain->counters;
-  args.target = static_cast<unsigned>(chain->launches * grid.x);  // modulo 2^32, as the counters
-  args.shift = static_cast<int>(chain->launches % grid.y);
-  args.wait_grid = !(chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out);
-  return args;
-}
-
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out,
                      StepChain* chain) {
@@ -601,14 +569,10 @@ void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
   constexpr auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
-  const ChainArgs args = join_chain(chain, grid, in, out);
+  const ChainArgs args = join_chain(chain, grid.y, grid.x, grid.y, in, out);  // a counter per tile row
   launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out, args);
   check_launch("rd_tile1_2d");
-  if (args.counters == nullptr) return;
-  ++chain->launches;
-  chain->serial = enqueue_serial();
-  chain->last_in = in;
-  chain->last_out = out;
+  count_launch(chain, args, in, out);
 }
 
 template <class Real, class Reaction, Stencil S>
@@ -744,7 +708,7 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
     Real* dst = bufs[c & 1];
     if (!plane)
       if (bulk && shape.bulk)
-        rd_bulk_3d(shape.bulk_shape, p, reaction, dt, src, dst);
+        rd_bulk_3d(shape.bulk_shape, p, reaction, dt, src, dst, chain);
       else if (stream && shape.streaming)
         rd_stream_3d(shape.stream, p, reaction, dt, src, dst);
       else if (shape.block_3d == 4)

@@ -3,7 +3,7 @@
 /// Tuned CUDA kernels for the grid reaction-diffusion Euler step (modules/grid_rd), replacing the
 /// generic EulerStep functor where they apply, with bit-identical results (tests/cuda/).
 ///   2D one step (seed9, five): a 128-column window is copied into shared memory asynchronously, each
-///       thread marches a column; consecutive launches may overlap (StepChain); or (rows_2d > 0) each thread
+///       thread marches a column; consecutive launches overlap (StepChain); or (rows_2d > 0) each thread
 ///       owns a column and `rows_2d` rows and requests every value it reads before computing (neighbours
 ///       through L1).
 ///   2D, `steps` > 1 per launch (temporal blocking): a 128-column window (the tile plus a halo of one
@@ -18,9 +18,6 @@
 ///       cp.async; or (block_3d = 0) each thread owns an (x, y) column and `rows_3d` planes.
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
-
-#include <cstddef>
-#include <cstdint>
 
 #include "cuda/grid_rd_bulk.hpp"
 #include "cuda/grid_rd_stream.hpp"
@@ -50,35 +47,10 @@ struct TunedShape {
   int block_3d = 4;       ///< 3D: planes of the shared-memory block kernel (4 or 8), 0 for the column kernel
 };
 
-/// Chain of 2D one-step launches (the shared-memory tile kernel) that overlap: a launch that continues
-/// the chain does not wait for the whole previous launch (programmatic dependent launch's grid-wide wait).
-/// Each of its blocks waits instead for the tile rows its window reads, through per-tile-row completion
-/// counters: every block of a launch adds 1 to its row's counter when its tile is written (release), and
-/// a block of the next launch waits until the counters of its row and the two beside it reach that
-/// launch's count (acquire). Launches take their tile rows rotated by one more each time, so that the
-/// first blocks of a launch read rows that the previous launch finished first, while its last blocks run.
-/// Blocks are scheduled only after every block of the previous launch has started, so a waiting block
-/// never holds a slot that a block it waits for needs.
-///
-/// The caller owns the struct and the counters (device memory, zero when first handed over, one word per
-/// grid row at least) and keeps both across calls; rd_euler_tuned updates the rest. A launch continues
-/// the chain only when the previous operation on the engine's stream (cuda::enqueue_serial) was the
-/// chain's last launch, reading the buffer that launch wrote and writing the one it read; every other
-/// launch waits for the whole grid, as without a chain. Not used while a graph is being captured.
-struct StepChain {
-  unsigned* counters = nullptr;    ///< device words, `capacity` of them
-  std::size_t capacity = 0;        ///< counters available (at least the grid's tile rows)
-  std::uint64_t launches = 0;      ///< launches counted in `counters` since they were zero
-  unsigned rows = 0, columns = 0;  ///< tile rows and columns of those launches
-  std::uint64_t serial = 0;        ///< cuda::enqueue_serial() right after the last launch
-  const void* last_in = nullptr;   ///< the buffers the last launch read and wrote
-  const void* last_out = nullptr;
-};
-
 /// Advances `in` by `steps` explicit Euler steps of dt into `out` (both species-major device arrays
-/// of the grid; `in` is used as scratch). One-step launches of the 2D shared-memory tile kernel join
-/// `chain` when one is given (StepChain). @return false, having done nothing, when no tuned kernel
-/// covers the configuration (a stencil/dimension mismatch).
+/// of the grid; `in` is used as scratch). One-step launches of the 2D shared-memory tile kernel and of
+/// the 3D bulk-copy march join `chain` when one is given (StepChain). @return false, having done nothing,
+/// when no tuned kernel covers the configuration (a stencil/dimension mismatch).
 template <class Real, class Reaction>
 bool rd_euler_tuned(const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt, Real* in, Real* out,
                     int steps, const TunedShape& shape = {}, StepChain* chain = nullptr);

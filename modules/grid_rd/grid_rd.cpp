@@ -78,8 +78,9 @@ void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
 #if defined(TISSUE_BACKEND_CUDA)
     if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic) {
       cuda::StepChain& chain = chain_->state;
-      if (chain.counters == nullptr && p.grid.nz == 1) {  // one word per grid row: at least one per tile row
-        chain_->counters = DeviceBuffer<unsigned>(static_cast<std::size_t>(p.grid.ny));
+      if (chain.counters == nullptr) {  // a word per grid row and plane: more than the tiles need
+        chain_->counters =
+            DeviceBuffer<unsigned>(static_cast<std::size_t>(p.grid.ny) * static_cast<std::size_t>(p.grid.nz));
         chain_->counters.zero();
         chain.counters = chain_->counters.data();
         chain.capacity = chain_->counters.size();

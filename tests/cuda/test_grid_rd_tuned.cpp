@@ -172,6 +172,19 @@ TEST_CASE("chained one-step launches equal the generic step over many calls", "[
   check_equal<float>(p, 30, 1.0);
   p = base({2048, 2048, 1, 1.5}, Stencil::five);
   check_equal<double>(p, 20, 0.5);
+  // 3D bulk-copy march: about two waves of 64-plane chunks on an H100 (a counter per y tile and chunk)
+  p = base({512, 512, 256, 1.0}, Stencil::seven);
+  check_equal<float>(p, 20, 0.5);
+  p.shape = {256, 256, 512, 1.0};
+  p.faces[2] = GridBoundary::neumann;
+  p.faces[3] = GridBoundary::neumann;
+  p.faces[4] = GridBoundary::dirichlet;
+  p.faces[5] = GridBoundary::dirichlet;
+  p.dirichlet[4] = {0.9, 0.05};
+  p.dirichlet[5] = {0.4, 0.3};
+  check_equal<float>(p, 20, 0.5);
+  p = base({512, 256, 256, 1.0}, Stencil::seven);
+  check_equal<double>(p, 12, 0.5);
   exec::set_backend(exec::Backend::cpu);
 }
 
@@ -231,8 +244,8 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   sixteen.tile1_rows = 16;
   for (int k = 0; k < 7; ++k) launch(sixteen);
   CHECK(chain.launches == 7);
-  CHECK(chain.columns == 5);
-  CHECK(chain.rows == 15);
+  CHECK(chain.per_launch == 5);
+  CHECK(chain.used == 15);
   CHECK(chain.serial == cuda::enqueue_serial());
   CHECK(chain.last_out == field.current().data());
   auto counts = counters.to_host();
@@ -244,7 +257,7 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   launch(eight);
   launch(eight);
   CHECK(chain.launches == 2);
-  CHECK(chain.rows == 34);
+  CHECK(chain.used == 34);
   counts = counters.to_host();
   CHECK(std::count(counts.begin(), counts.begin() + 34, 2u * 5u) == 34);
   CHECK(std::count(counts.begin() + 34, counts.end(), 0u) == p.shape.ny - 34);
@@ -260,6 +273,35 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   q.kernel = Kernel::generic;
   GridRdSystem<float>(q, field).run(world, StepContext{0, 0.0, 1.0});
   CHECK(cuda::enqueue_serial() > serial);
+  exec::set_backend(exec::Backend::cpu);
+}
+
+TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda][grid_rd]") {
+  exec::set_backend(exec::Backend::cuda);
+  const GridRdParams p = base({200, 40, 70, 1.0}, Stencil::seven);
+  World world{Box{}, 0};
+  auto& field = add_test_field<float>(world, p);
+  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(p.shape.ny) *
+                                  static_cast<std::size_t>(p.shape.nz));
+  counters.zero();
+  cuda::StepChain chain;
+  chain.counters = counters.data();
+  chain.capacity = counters.size();
+  const reactions::GrayScott<float> gs{0.038f, 0.061f};
+  for (int k = 0; k < 5; ++k) {
+    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 0.5f, field.current().data(),
+                                 field.next().data(), 1, {}, &chain));
+    field.swap();
+  }
+  // tiles of 512 floats x 8 rows: one in x, five in y; the chunks depend on the device's block slots
+  CHECK(chain.launches == 5);
+  CHECK(chain.per_launch == 1);
+  CHECK(chain.used % 5 == 0);
+  const auto counts = counters.to_host();
+  REQUIRE(chain.used <= counts.size());
+  CHECK(std::count(counts.begin(), counts.begin() + chain.used, 5u) == static_cast<long>(chain.used));
+  CHECK(std::count(counts.begin() + chain.used, counts.end(), 0u) ==
+        static_cast<long>(counts.size() - chain.used));
   exec::set_backend(exec::Backend::cpu);
 }
 

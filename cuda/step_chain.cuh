@@ -1,0 +1,72 @@
+#pragma once
+/// @file step_chain.cuh
+/// Device and launch side of cuda::StepChain (step_chain.hpp): what a block of a chained launch takes,
+/// the waits and the release on the completion counters, and the host bookkeeping of a launch.
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+#include "cuda/runtime.hpp"
+#include "cuda/step_chain.hpp"
+
+namespace tissue::cuda {
+
+/// What a block of a chained launch takes of a StepChain (counters == nullptr: no chain).
+struct ChainArgs {
+  unsigned* counters = nullptr;  ///< per counted tile group: blocks finished since the counters were zero
+  unsigned target = 0;           ///< count the groups read must have reached (launches before x per_launch)
+  int shift = 0;                 ///< rotation of the launch's rows (2D) or chunks (3D)
+  bool wait_grid = true;         ///< wait for the whole previous kernel (the launch starts a chain)
+};
+
+/// Index i of a periodic range [0, n), for i in [-n, 2n).
+__device__ __forceinline__ int periodic_index(int i, int n) {
+  return i < 0 ? i + n : (i >= n ? i - n : i);
+}
+
+/// Waits until `counter` reaches `target` (modulo 2^32). Relaxed loads: follow with acquire_counted().
+__device__ __forceinline__ void wait_for_count(unsigned& counter, unsigned target) {
+  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device> c(counter);
+  while (static_cast<int>(c.load(::cuda::memory_order_relaxed) - target) < 0) __nanosleep(64);
+}
+
+/// After the waits: the writes that the counters count are visible to this thread's later loads.
+__device__ __forceinline__ void acquire_counted() {
+  ::cuda::atomic_thread_fence(::cuda::memory_order_acquire, ::cuda::thread_scope_device);
+}
+
+/// Counts a finished block (release: the block's writes, ordered before by a barrier, come first).
+__device__ __forceinline__ void release_count(unsigned& counter) {
+  ::cuda::atomic_ref<unsigned, ::cuda::thread_scope_device>(counter).fetch_add(1u,
+                                                                               ::cuda::memory_order_release);
+}
+
+/// The chain arguments of the next launch, which counts on `used` counters, `per_launch` blocks on each,
+/// and rotates by one in `rotation`; resets the counters when they count another tiling. No chain
+/// (ChainArgs{}) for chain == nullptr, too few counters, or during a graph capture.
+inline ChainArgs join_chain(StepChain* chain, unsigned used, unsigned per_launch, unsigned rotation,
+                            const void* in, const void* out) {
+  if (chain == nullptr || chain->counters == nullptr || used > chain->capacity || capturing()) return {};
+  if (chain->used != used || chain->per_launch != per_launch) {
+    zero(chain->counters, chain->capacity * sizeof(unsigned));
+    *chain = StepChain{chain->counters, chain->capacity, 0, used, per_launch};
+  }
+  ChainArgs args;
+  args.counters = chain->counters;
+  args.target = static_cast<unsigned>(chain->launches * per_launch);  // modulo 2^32, as the counters
+  args.shift = static_cast<int>(chain->launches % rotation);
+  args.wait_grid = !(chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out);
+  return args;
+}
+
+/// Records a launch made with `args` (from join_chain) in the chain.
+inline void count_launch(StepChain* chain, const ChainArgs& args, const void* in, const void* out) {
+  if (args.counters == nullptr) return;
+  ++chain->launches;
+  chain->serial = enqueue_serial();
+  chain->last_in = in;
+  chain->last_out = out;
+}
+
+}  // namespace tissue::cuda
