@@ -71,8 +71,9 @@ double time_per_step(const Case& c, int steps) {
 
 #if defined(TISSUE_BACKEND_CUDA)
 /// Seconds per step of the tuned kernels with launch shape `ts`, called directly (float Gray-Scott), the
-/// one-step 2D launches chained as GridRdSystem chains them (cuda::StepChain).
-double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
+/// one-step launches chained as GridRdSystem chains them (cuda::StepChain), or (chained = false) each
+/// waiting for the whole previous launch, as after other work on the stream.
+double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps, bool chained = true) {
   GridRdParams p;
   p.shape = c.shape;
   p.stencil = c.stencil;
@@ -93,7 +94,7 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps) {
   const int calls = steps / c.steps_per_launch;
   float *in = a.data(), *out = b.data();
   const auto call = [&] {
-    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts, &chain))
+    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts, chained ? &chain : nullptr))
       throw std::runtime_error("no tuned kernel for " + c.name);
     std::swap(in, out);
   };
@@ -114,13 +115,31 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
                 100.0 * 16.0 * rate / bandwidth);
   };
   const GridShape s2{size2d, size2d, 1, 1.0}, s3{size3d, size3d, size3d, 1.0};
+  const auto plane_count = [](int n) { return n > 0 ? std::to_string(n) : std::string("auto"); };
+  const Case c2{"2D", s2, Stencil::seed9, Kernel::automatic, 1},
+      c3{"3D", s3, Stencil::seven, Kernel::automatic, 1};
   for (const cuda::BulkShape& bulk : cuda::kBulkShapes) {
     cuda::TunedShape ts;
     ts.bulk_shape = bulk;
-    report("3D bulk copies, " + std::to_string(bulk.tile_bytes) + " B x " + std::to_string(bulk.rows) +
-               " rows, " + std::to_string(bulk.buffers) + " buffers, " +
-               (bulk.planes > 0 ? std::to_string(bulk.planes) : std::string("auto")) + " planes",
-           s3, time_tuned({"3D", s3, Stencil::seven, Kernel::automatic, 1}, ts, steps / 4));
+    report(
+        "3D bulk copies, " + std::to_string(bulk.tile_bytes) + " B x " + std::to_string(bulk.rows) +
+            " rows, " + std::to_string(bulk.buffers) + " buffers, " + plane_count(bulk.planes) + " planes" +
+            (bulk.unchained_planes != bulk.planes ? " (" + plane_count(bulk.unchained_planes) + " unchained)"
+                                                  : std::string()),
+        s3, time_tuned(c3, ts, steps / 4));
+  }
+  // every launch waiting for the whole previous one (another system's kernel between two steps)
+  for (int p : {64, 32}) {
+    cuda::TunedShape ts;
+    ts.bulk_shape.unchained_planes = p;
+    report("3D bulk copies, 2048 B x 8 rows, 4 buffers, unchained, " + plane_count(p) + " planes", s3,
+           time_tuned(c3, ts, steps / 4, false));
+  }
+  for (int rows : {16, 32}) {
+    cuda::TunedShape ts;
+    ts.tile1_rows_unchained = rows;
+    report("2D 1 step, shared tile 128 x " + std::to_string(rows) + ", 256 threads, unchained", s2,
+           time_tuned(c2, ts, steps, false));
   }
   for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
     cuda::TunedShape ts;
@@ -133,7 +152,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32, 64}) {
       cuda::TunedShape ts;
-      ts.tile1_rows = tile1_rows;
+      ts.tile1_rows = ts.tile1_rows_unchained = tile1_rows;
       ts.tile1_threads = threads;
       report("2D 1 step, shared tile 128 x " + std::to_string(tile1_rows) + ", " + std::to_string(threads) +
                  " threads",

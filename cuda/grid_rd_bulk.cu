@@ -278,22 +278,27 @@ int block_slots(int threads, std::size_t smem) {
   return slots;
 }
 
-/// Launches one step with the shape's template parameters and chunks of `planes` planes, or fewer where the
-/// grid would not give every block slot of the device a chunk (0: the fewest chunks that do).
+/// Launches one step with the shape's template parameters and chunks of shape.planes planes (a launch
+/// that continues `chain`) or shape.unchained_planes (any other), or fewer where the grid would not give
+/// every block slot of the device a chunk (0: the fewest chunks that do).
 template <class Real, class Reaction, int TXB, int TY, int NB>
-void launch_bulk_3d(int planes, const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in,
-                    Real* out, StepChain* chain) {
+void launch_bulk_3d(const BulkShape& shape, const RdParams<Real>& p, const Reaction& r, Real dt,
+                    const Real* in, Real* out, StepChain* chain) {
   using L = BulkConfig<Real, TXB, TY, NB>;
   constexpr auto kernel = rd_bulk_3d<Real, Reaction, TXB, TY, NB>;
   allow_dynamic_smem<kernel>(L::SMEM);  // before the occupancy query, which counts it
   const int bx = (p.grid.nx + L::TX - 1) / L::TX, by = (p.grid.ny + TY - 1) / TY;
   const int per_column = max(block_slots<kernel>(L::THREADS, L::SMEM) / (bx * by), 1);  // chunks that fill
   const int fill = (p.grid.nz + per_column - 1) / per_column;
+  // after anything but the chain's last launch: the chunks that are fastest without the overlap
+  const bool chained = continues_chain(chain, in, out);
+  const int planes = chained ? shape.planes : shape.unchained_planes;
   const int chunk = planes > 0 ? min(planes, fill) : fill;
   const int bz = (p.grid.nz + chunk - 1) / chunk;
   const auto ubx = static_cast<unsigned>(bx), uby = static_cast<unsigned>(by),
              ubz = static_cast<unsigned>(bz);
-  const ChainArgs args = join_chain(chain, uby * ubz, ubx, ubz, in, out);  // a counter per (y tile, chunk)
+  const ChainArgs args =  // a counter per (y tile, chunk)
+      chained ? join_chain(chain, uby * ubz, ubx, ubz, in, out) : ChainArgs{};
   launch_pdl("rd_bulk_3d", kernel, dim3(ubx, uby, ubz), dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out,
              chunk, args);
   check_last_launch("rd_bulk_3d");
@@ -310,18 +315,15 @@ void rd_bulk_3d(const BulkShape& t, const RdParams<Real>& p, const Reaction& r, 
   };
   const BulkShape d{};
   if (is(d.tile_bytes, d.rows, d.buffers))
-    return launch_bulk_3d<Real, Reaction, 2048, 8, 4>(t.planes, p, r, dt, in, out, chain);
+    return launch_bulk_3d<Real, Reaction, 2048, 8, 4>(t, p, r, dt, in, out, chain);
   if constexpr (kSweepShapes<Reaction>) {
-    if (is(512, 16, 4)) return launch_bulk_3d<Real, Reaction, 512, 16, 4>(t.planes, p, r, dt, in, out, chain);
-    if (is(512, 16, 5)) return launch_bulk_3d<Real, Reaction, 512, 16, 5>(t.planes, p, r, dt, in, out, chain);
-    if (is(512, 8, 8)) return launch_bulk_3d<Real, Reaction, 512, 8, 8>(t.planes, p, r, dt, in, out, chain);
-    if (is(1024, 16, 5))
-      return launch_bulk_3d<Real, Reaction, 1024, 16, 5>(t.planes, p, r, dt, in, out, chain);
-    if (is(1024, 16, 4))
-      return launch_bulk_3d<Real, Reaction, 1024, 16, 4>(t.planes, p, r, dt, in, out, chain);
-    if (is(2048, 8, 5)) return launch_bulk_3d<Real, Reaction, 2048, 8, 5>(t.planes, p, r, dt, in, out, chain);
-    if (is(2048, 10, 4))
-      return launch_bulk_3d<Real, Reaction, 2048, 10, 4>(t.planes, p, r, dt, in, out, chain);
+    if (is(512, 16, 4)) return launch_bulk_3d<Real, Reaction, 512, 16, 4>(t, p, r, dt, in, out, chain);
+    if (is(512, 16, 5)) return launch_bulk_3d<Real, Reaction, 512, 16, 5>(t, p, r, dt, in, out, chain);
+    if (is(512, 8, 8)) return launch_bulk_3d<Real, Reaction, 512, 8, 8>(t, p, r, dt, in, out, chain);
+    if (is(1024, 16, 5)) return launch_bulk_3d<Real, Reaction, 1024, 16, 5>(t, p, r, dt, in, out, chain);
+    if (is(1024, 16, 4)) return launch_bulk_3d<Real, Reaction, 1024, 16, 4>(t, p, r, dt, in, out, chain);
+    if (is(2048, 8, 5)) return launch_bulk_3d<Real, Reaction, 2048, 8, 5>(t, p, r, dt, in, out, chain);
+    if (is(2048, 10, 4)) return launch_bulk_3d<Real, Reaction, 2048, 10, 4>(t, p, r, dt, in, out, chain);
   }
   throw std::invalid_argument("no bulk-copy grid-RD kernel compiled for tiles of " +
                               std::to_string(t.tile_bytes) + " bytes x " + std::to_string(t.rows) +

@@ -18,18 +18,20 @@ struct BulkShape {
   int tile_bytes = 2048;  ///< tile width in x: 512, 1024 or 2048 bytes of a row
   int rows = 8;           ///< tile rows (y) per block
   int buffers = 4;        ///< plane buffers in shared memory: the three the stencil reads and the rest ahead
-  /// planes per chunk (a block marches a chunk), fewer where the grid would not give every block slot of
-  /// the device a chunk (grids of 128^3 and below); 0 for the fewest chunks that do. 32 with chained
-  /// launches (StepChain), whose overlap hides the ends of the shorter chunks; 64 was faster without.
+  /// planes per chunk (a block marches a chunk) of a launch that continues a chain (StepChain), and of any
+  /// other launch; fewer where the grid would not give every block slot of the device a chunk (grids of
+  /// 128^3 and below); 0 for the fewest chunks that do. The chain's overlap hides the ends of shorter
+  /// chunks: 32 planes are fastest chained, 64 without.
   int planes = 32;
+  int unchained_planes = 64;
 };
 
 /// Every shape rd_bulk_3d runs for float Gray-Scott (the default first; rd_bulk_3d compiles each of them):
 /// what `bench_grid_rd --sweep` times and the CUDA tests compare with the generic step.
-inline constexpr BulkShape kBulkShapes[] = {{2048, 8, 4, 32},  {2048, 8, 4, 64},   {2048, 8, 4, 128},
-                                            {2048, 8, 4, 0},   {2048, 8, 5, 64},   {2048, 10, 4, 64},
-                                            {1024, 16, 4, 64}, {1024, 16, 4, 128}, {1024, 16, 5, 64},
-                                            {512, 16, 4, 24},  {512, 8, 8, 24}};
+inline constexpr BulkShape kBulkShapes[] = {
+    {2048, 8, 4, 32, 64},    {2048, 8, 4, 32, 32},  {2048, 8, 4, 64, 64},  {2048, 8, 4, 128, 128},
+    {2048, 8, 4, 0, 0},      {2048, 8, 5, 64, 64},  {2048, 10, 4, 64, 64}, {1024, 16, 4, 64, 64},
+    {1024, 16, 4, 128, 128}, {1024, 16, 5, 64, 64}, {512, 16, 4, 24, 24},  {512, 8, 8, 24, 24}};
 
 /// One explicit Euler step of the 3D grid (stencil seven) from `in` to `out` (species-major device
 /// arrays of two species, 16-byte aligned, nx * sizeof(Real) a multiple of 16), joining `chain` when one

@@ -564,12 +564,13 @@ void check_launch(const char* what) {
 
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
 void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out,
-                     StepChain* chain) {
+                     StepChain* chain, bool counted) {
   constexpr std::size_t bytes = tile1_smem_bytes<Real, W, WY>();
   constexpr auto kernel = rd_tile1_2d<Real, Reaction, W, WY, kThreads, S>;
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
-  const ChainArgs args = join_chain(chain, grid.y, grid.x, grid.y, in, out);  // a counter per tile row
+  const ChainArgs args =  // a counter per tile row
+      counted ? join_chain(chain, grid.y, grid.x, grid.y, in, out) : ChainArgs{};
   launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out, args);
   check_launch("rd_tile1_2d");
   count_launch(chain, args, in, out);
@@ -649,24 +650,31 @@ void launch_2d(int t, const TunedShape& shape, const RdParams<Real>& p, const Re
                const Real* in, Real* out, StepChain* chain) {
   if (t == 1) {
     if (shape.rows_2d > 0) return launch_rows_2d<Real, Reaction, S>(shape.rows_2d, p, r, dt, in, out);
+    // after anything but the chain's last launch: the tiling that is fastest without the overlap
+    const bool chained = continues_chain(chain, in, out);
+    const int rows = chained ? shape.tile1_rows : shape.tile1_rows_unchained;
+    const auto tile = [&](auto kernel_rows, auto threads) {
+      launch_tile1_2d<Real, Reaction, 128, decltype(kernel_rows)::value, decltype(threads)::value, S>(
+          p, r, dt, in, out, chain, chained);
+    };
+    using R8 = std::integral_constant<int, 8>;
+    using R16 = std::integral_constant<int, 16>;
+    using R32 = std::integral_constant<int, 32>;
+    using R64 = std::integral_constant<int, 64>;
+    using T128 = std::integral_constant<int, 128>;
+    using T256 = std::integral_constant<int, 256>;
     if constexpr (kSweepShapes<Reaction>) {  // alternatives for bench_grid_rd --sweep
       const bool narrow = shape.tile1_threads == 128;
-      if (shape.tile1_rows == 8)
-        return narrow ? launch_tile1_2d<Real, Reaction, 128, 8, 128, S>(p, r, dt, in, out, chain)
-                      : launch_tile1_2d<Real, Reaction, 128, 8, 256, S>(p, r, dt, in, out, chain);
-      if (shape.tile1_rows == 16)
-        return narrow ? launch_tile1_2d<Real, Reaction, 128, 16, 128, S>(p, r, dt, in, out, chain)
-                      : launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out, chain);
-      if (shape.tile1_rows == 64)
-        return narrow ? launch_tile1_2d<Real, Reaction, 128, 64, 128, S>(p, r, dt, in, out, chain)
-                      : launch_tile1_2d<Real, Reaction, 128, 64, 256, S>(p, r, dt, in, out, chain);
-      if (narrow) return launch_tile1_2d<Real, Reaction, 128, 32, 128, S>(p, r, dt, in, out, chain);
+      if (rows == 8) return narrow ? tile(R8{}, T128{}) : tile(R8{}, T256{});
+      if (rows == 64) return narrow ? tile(R64{}, T128{}) : tile(R64{}, T256{});
+      if (narrow) return rows == 16 ? tile(R16{}, T128{}) : tile(R32{}, T128{});
     }
-    // the fastest measured for float (32 rows); double keeps two 33 KB windows' worth per block (16 rows)
+    // float: the fastest measured (32 rows chained, 16 unchained); double: 16 rows (a 33 KB window, as
+    // float's 32 rows)
     if constexpr (std::is_same_v<Real, float>)
-      return launch_tile1_2d<Real, Reaction, 128, 32, 256, S>(p, r, dt, in, out, chain);
+      return rows == 16 ? tile(R16{}, T256{}) : tile(R32{}, T256{});
     else
-      return launch_tile1_2d<Real, Reaction, 128, 16, 256, S>(p, r, dt, in, out, chain);
+      return tile(R16{}, T256{});
   }
   if constexpr (std::is_same_v<Real, float>)
     if (shape.tile_rows == 32 || (shape.tile_rows == 0 && t <= 4))  // 0: the faster one measured

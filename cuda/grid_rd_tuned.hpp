@@ -37,8 +37,11 @@ struct TunedShape {
   /// false (then the block or column kernel below).
   bool streaming = true;
   StreamShape stream;
-  int rows_2d = 0;          ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
-  int tile1_rows = 32;      ///< 2D one step, shared-memory tile: window height 8, 16, 32 or 64 (double: 16)
+  int rows_2d = 0;  ///< 2D one step: rows per thread (1, 2 or 4), or 0 for the shared-memory tile
+  /// 2D one step, shared-memory tile: window height 8, 16, 32 or 64 (double: 16) of a launch that continues
+  /// a chain (StepChain), and of any other launch
+  int tile1_rows = 32;
+  int tile1_rows_unchained = 16;
   int tile1_threads = 256;  ///< 2D one step, shared-memory tile: threads per block 128 or 256
   int tile_rows = 0;      ///< temporal blocking window height: 32, 48, or 0 (32 for 2 and 4 steps per launch,
                           ///< 48 for 8: the faster measured; double always 48)

@@ -42,9 +42,17 @@ __device__ __forceinline__ void release_count(unsigned& counter) {
                                                                                ::cuda::memory_order_release);
 }
 
+/// Whether a launch from `in` to `out` would follow the chain's last launch with nothing between them
+/// (the launchers pick their chained tiling then, StepChain). False without a chain or during a capture.
+inline bool continues_chain(const StepChain* chain, const void* in, const void* out) {
+  return chain != nullptr && chain->counters != nullptr && !capturing() &&
+         chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out;
+}
+
 /// The chain arguments of the next launch, which counts on `used` counters, `per_launch` blocks on each,
-/// and rotates by one in `rotation`; resets the counters when they count another tiling. No chain
-/// (ChainArgs{}) for chain == nullptr, too few counters, or during a graph capture.
+/// and rotates by one in `rotation`; resets the counters when they count another tiling (the launch then
+/// waits for the whole grid). No chain (ChainArgs{}) for chain == nullptr, too few counters, or during a
+/// graph capture.
 inline ChainArgs join_chain(StepChain* chain, unsigned used, unsigned per_launch, unsigned rotation,
                             const void* in, const void* out) {
   if (chain == nullptr || chain->counters == nullptr || used > chain->capacity || capturing()) return {};
@@ -56,14 +64,16 @@ inline ChainArgs join_chain(StepChain* chain, unsigned used, unsigned per_launch
   args.counters = chain->counters;
   args.target = static_cast<unsigned>(chain->launches * per_launch);  // modulo 2^32, as the counters
   args.shift = static_cast<int>(chain->launches % rotation);
-  args.wait_grid = !(chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out);
+  args.wait_grid = !(chain->counted && continues_chain(chain, in, out));
   return args;
 }
 
-/// Records a launch made with `args` (from join_chain) in the chain.
+/// Records a launch from `in` to `out` in the chain: counted (args from join_chain) or not (ChainArgs{}:
+/// the next launch may then start counting, after waiting for the whole grid).
 inline void count_launch(StepChain* chain, const ChainArgs& args, const void* in, const void* out) {
-  if (args.counters == nullptr) return;
-  ++chain->launches;
+  if (chain == nullptr || chain->counters == nullptr || capturing()) return;
+  chain->counted = args.counters != nullptr;
+  if (chain->counted) ++chain->launches;
   chain->serial = enqueue_serial();
   chain->last_in = in;
   chain->last_out = out;

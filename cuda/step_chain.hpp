@@ -23,14 +23,16 @@ namespace tissue::cuda {
 /// grid row in 2D, rows x planes in 3D, suffice) and keeps both across calls; the launches update the
 /// rest. A launch continues the chain only when the previous operation on the engine's stream
 /// (cuda::enqueue_serial) was the chain's last launch, reading the buffer that launch wrote and writing the
-/// one it read; every other launch waits for the whole grid, as without a chain. Not used while a graph is
-/// being captured.
+/// one it read. Every other launch waits for the whole grid, as without a chain, and takes the tiling
+/// that is fastest so (cuda::TunedShape::tile1_rows_unchained, BulkShape::unchained_planes); the launch
+/// after it starts counting. Not used while a graph is being captured.
 struct StepChain {
   unsigned* counters = nullptr;   ///< device words, `capacity` of them
   std::size_t capacity = 0;       ///< counters available
   std::uint64_t launches = 0;     ///< launches counted in `counters` since they were zero
   unsigned used = 0;              ///< counters those launches used
   unsigned per_launch = 0;        ///< blocks of one launch that count on one counter
+  bool counted = false;           ///< whether the last launch counted on the counters
   std::uint64_t serial = 0;       ///< cuda::enqueue_serial() right after the last launch
   const void* last_in = nullptr;  ///< the buffers the last launch read and wrote
   const void* last_out = nullptr;

@@ -239,23 +239,33 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
                                  field.next().data(), 1, ts, &chain));
     field.swap();
   };
-  // window 16 rows (14 output rows): 5 x 15 tiles
+  // window 16 rows (14 output rows): 5 x 15 tiles. The first launch follows other work (the field's
+  // upload): it waits for the whole grid and does not count; the second starts counting.
   cuda::TunedShape sixteen;
-  sixteen.tile1_rows = 16;
-  for (int k = 0; k < 7; ++k) launch(sixteen);
-  CHECK(chain.launches == 7);
+  sixteen.tile1_rows = sixteen.tile1_rows_unchained = 16;
+  launch(sixteen);
+  CHECK_FALSE(chain.counted);
+  for (int k = 0; k < 6; ++k) launch(sixteen);
+  CHECK(chain.counted);
+  CHECK(chain.launches == 6);
   CHECK(chain.per_launch == 5);
   CHECK(chain.used == 15);
   CHECK(chain.serial == cuda::enqueue_serial());
   CHECK(chain.last_out == field.current().data());
   auto counts = counters.to_host();
-  CHECK(std::count(counts.begin(), counts.begin() + 15, 7u * 5u) == 15);
+  CHECK(std::count(counts.begin(), counts.begin() + 15, 6u * 5u) == 15);
   CHECK(std::count(counts.begin() + 15, counts.end(), 0u) == p.shape.ny - 15);
-  // another tiling (window 8 rows: 6 output rows -> 34 tile rows) restarts the counts from zero
+  // the download above was work on the stream: the next launch does not count (and takes the unchained
+  // window, 16 rows: the counts stay); then another tiling (window 8 rows: 6 output rows -> 34 tile
+  // rows) restarts the counts from zero
   cuda::TunedShape eight;
   eight.tile1_rows = 8;
   launch(eight);
+  CHECK_FALSE(chain.counted);
+  CHECK(chain.launches == 6);
   launch(eight);
+  launch(eight);
+  CHECK(chain.counted);
   CHECK(chain.launches == 2);
   CHECK(chain.used == 34);
   counts = counters.to_host();
@@ -273,6 +283,14 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   q.kernel = Kernel::generic;
   GridRdSystem<float>(q, field).run(world, StepContext{0, 0.0, 1.0});
   CHECK(cuda::enqueue_serial() > serial);
+  // after that other work, a launch does not count (the default: its unchained 16-row window); the next
+  // one counts again (32-row window: a new tiling, so the counts restart)
+  launch({});
+  CHECK_FALSE(chain.counted);
+  launch({});
+  CHECK(chain.counted);
+  CHECK(chain.launches == 1);
+  CHECK(chain.used == 7);
   exec::set_backend(exec::Backend::cpu);
 }
 
@@ -293,13 +311,14 @@ TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda
                                  field.next().data(), 1, {}, &chain));
     field.swap();
   }
-  // tiles of 512 floats x 8 rows: one in x, five in y; the chunks depend on the device's block slots
-  CHECK(chain.launches == 5);
+  // tiles of 512 floats x 8 rows: one in x, five in y; the chunks depend on the device's block slots. The
+  // first launch (after the upload) does not count.
+  CHECK(chain.launches == 4);
   CHECK(chain.per_launch == 1);
   CHECK(chain.used % 5 == 0);
   const auto counts = counters.to_host();
   REQUIRE(chain.used <= counts.size());
-  CHECK(std::count(counts.begin(), counts.begin() + chain.used, 5u) == static_cast<long>(chain.used));
+  CHECK(std::count(counts.begin(), counts.begin() + chain.used, 4u) == static_cast<long>(chain.used));
   CHECK(std::count(counts.begin() + chain.used, counts.end(), 0u) ==
         static_cast<long>(counts.size() - chain.used));
   exec::set_backend(exec::Backend::cpu);
