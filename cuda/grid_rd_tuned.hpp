@@ -21,6 +21,7 @@
 
 #include "cuda/grid_rd_bulk.hpp"
 #include "cuda/grid_rd_stream.hpp"
+#include "cuda/step_chain.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/reactions/reactions.hpp"
 
