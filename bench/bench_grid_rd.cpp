@@ -85,16 +85,12 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps, bool cha
   DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());
   a.zero();
   b.zero();
-  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(c.shape.ny) *
-                                  static_cast<std::size_t>(c.shape.nz));
-  counters.zero();
-  cuda::StepChain chain;
-  chain.counters = counters.data();
-  chain.capacity = counters.size();
+  cuda::StepChainStorage storage(c.shape.ny, c.shape.nz);
   const int calls = steps / c.steps_per_launch;
   float *in = a.data(), *out = b.data();
   const auto call = [&] {
-    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts, chained ? &chain : nullptr))
+    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts,
+                              chained ? &storage.chain : nullptr))
       throw std::runtime_error("no tuned kernel for " + c.name);
     std::swap(in, out);
   };

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "engine/exec/device_buffer.hpp"
+
 namespace tissue::cuda {
 
 /// Chain of one-step launches (the 2D shared-memory tile kernel, the 3D bulk-copy march) that overlap: a
@@ -36,6 +38,19 @@ struct StepChain {
   std::uint64_t serial = 0;       ///< cuda::enqueue_serial() right after the last launch
   const void* last_in = nullptr;  ///< the buffers the last launch read and wrote
   const void* last_out = nullptr;
+};
+
+/// A StepChain with its counters, zeroed on the active backend's device: one word per node row (y, z) of
+/// an nx x ny x nz grid, more than any tiling needs. Kept by the caller across calls (moving it keeps
+/// `chain` valid: the device words stay where they are).
+struct StepChainStorage {
+  StepChainStorage(int ny, int nz) : counters(static_cast<std::size_t>(ny) * static_cast<std::size_t>(nz)) {
+    counters.zero();
+    chain.counters = counters.data();
+    chain.capacity = counters.size();
+  }
+  DeviceBuffer<unsigned> counters;
+  StepChain chain;
 };
 
 }  // namespace tissue::cuda

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "engine/exec/parallel_for.hpp"
 
@@ -49,8 +50,7 @@ void with_reaction(const reactions::ReactionSpec& spec, F&& f) {
 template <class Real>
 struct GridRdSystem<Real>::Chain {
 #if defined(TISSUE_BACKEND_CUDA)
-  DeviceBuffer<unsigned> counters;
-  cuda::StepChain state;
+  std::optional<cuda::StepChainStorage> storage;  ///< made at the first tuned call
 #endif
 };
 
@@ -77,16 +77,9 @@ void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
     }
 #if defined(TISSUE_BACKEND_CUDA)
     if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic) {
-      cuda::StepChain& chain = chain_->state;
-      if (chain.counters == nullptr) {  // a word per grid row and plane: more than the tiles need
-        chain_->counters =
-            DeviceBuffer<unsigned>(static_cast<std::size_t>(p.grid.ny) * static_cast<std::size_t>(p.grid.nz));
-        chain_->counters.zero();
-        chain.counters = chain_->counters.data();
-        chain.capacity = chain_->counters.size();
-      }
+      if (!chain_->storage) chain_->storage.emplace(p.grid.ny, p.grid.nz);
       if (cuda::rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps, {},
-                               &chain)) {
+                               &chain_->storage->chain)) {
         field_.swap();
         return;
       }

@@ -228,11 +228,9 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   const GridRdParams p = base({600, 200, 1, 1.0}, Stencil::seed9);
   World world{Box{}, 0};
   auto& field = add_test_field<float>(world, p);
-  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(p.shape.ny));
-  counters.zero();
-  cuda::StepChain chain;
-  chain.counters = counters.data();
-  chain.capacity = counters.size();
+  cuda::StepChainStorage storage(p.shape.ny, p.shape.nz);
+  cuda::StepChain& chain = storage.chain;
+  DeviceBuffer<unsigned>& counters = storage.counters;
   const reactions::GrayScott<float> gs{0.038f, 0.061f};
   const auto launch = [&](const cuda::TunedShape& ts) {
     REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 1.0f, field.current().data(),
@@ -299,12 +297,9 @@ TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda
   const GridRdParams p = base({200, 40, 70, 1.0}, Stencil::seven);
   World world{Box{}, 0};
   auto& field = add_test_field<float>(world, p);
-  DeviceBuffer<unsigned> counters(static_cast<std::size_t>(p.shape.ny) *
-                                  static_cast<std::size_t>(p.shape.nz));
-  counters.zero();
-  cuda::StepChain chain;
-  chain.counters = counters.data();
-  chain.capacity = counters.size();
+  cuda::StepChainStorage storage(p.shape.ny, p.shape.nz);
+  cuda::StepChain& chain = storage.chain;
+  DeviceBuffer<unsigned>& counters = storage.counters;
   const reactions::GrayScott<float> gs{0.038f, 0.061f};
   for (int k = 0; k < 5; ++k) {
     REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 0.5f, field.current().data(),
