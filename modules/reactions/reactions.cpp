@@ -57,11 +57,11 @@ void read_terms(const io::ScenarioTable& table, const char* key, Term<double>* t
 
 ReactionSpec read_reaction(const io::ScenarioTable& t) {
   ReactionSpec r;
-  const std::string model = t.string("model", "gray_scott", {"gray_scott", "polynomial"});
+  const std::string reaction = t.string("model", "gray_scott", {"gray_scott", "polynomial"});
   const auto d = t.table("diffusion");
   r.diffusion[0] = d.number("a", r.diffusion[0], io::Range::non_negative());
   r.diffusion[1] = d.number("b", r.diffusion[1], io::Range::non_negative());
-  if (model == "gray_scott") {
+  if (reaction == "gray_scott") {
     r.kind = ReactionSpec::Kind::gray_scott;
     std::vector<std::string> names;
     for (const auto& p : gray_scott_presets()) names.emplace_back(p.name);
