@@ -1,7 +1,7 @@
 #pragma once
 /// @file simulation.hpp
 /// A runnable model: the World, its Schedule, the clock settings and what to write, as built from a
-/// scenario by a model builder (modules/models.hpp).
+/// scenario by a registered module's builder (engine/schedule/module_registry.hpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -39,6 +39,22 @@ struct CheckpointSettings {
   double every_minutes = 30.0;
   bool at_end = true;
   int keep = 2;
+};
+
+/// The [simulation], [output] and [checkpoint] settings every model shares, read by
+/// ModuleRegistry::build_simulation() and handed to the module's builder.
+struct ModelSettings {
+  double dt = 0.01;                 ///< time step [time]
+  std::int64_t steps = 1000;        ///< steps to run
+  std::uint64_t seed = 1;           ///< random seed
+  std::string precision = "float";  ///< "float" or "double"
+  std::string where_precision;      ///< file:line:column of simulation.precision, for messages
+  std::string where_dt;             ///< file:line:column of simulation.dt
+  bool dt_given = false;            ///< simulation.dt is in the file (else the module's default)
+  std::string scenario_path;        ///< the scenario file (relative paths in it are relative to its folder)
+  std::int64_t output_every = 1000;
+  std::int64_t check_every = 100;  ///< simulation.check_every
+  CheckpointSettings checkpoint;   ///< [checkpoint]
 };
 
 class Simulation {

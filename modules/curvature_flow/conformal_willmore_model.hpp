@@ -10,7 +10,6 @@
 
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
-#include "modules/models.hpp"
 
 namespace tissue::curvature_flow {
 

@@ -8,6 +8,8 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/schedule/module_registry.hpp"
+#include "modules/curvature_flow/conformal_willmore_model.hpp"
 
 namespace tissue::curvature_flow {
 
@@ -256,3 +258,32 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 }
 
 }  // namespace tissue::curvature_flow
+
+namespace tissue::modules {
+
+/// Registers the curvature flows: of graphs (graph_flow) and conformal Willmore flow of closed surfaces
+/// (conformal_willmore, modules/curvature_flow/conformal_willmore_model.cpp).
+void register_curvature_flow(ModuleRegistry& registry) {
+  ModuleInfo graph;
+  graph.name = "graph_flow";
+  graph.summary = "mean-curvature and Willmore flow of graphs (Oberhuber, Suzuki & Zabka 2011)";
+  graph.tables = {"graph", "graph_flow", "forcing", "initial"};
+  graph.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+    auto sim = curvature_flow::build(root, settings);
+    sim->dt = settings.dt;
+    return sim;
+  };
+  registry.add(std::move(graph));
+  ModuleInfo conformal;
+  conformal.name = "conformal_willmore";
+  conformal.summary = "conformal Willmore flow of closed surfaces by spin transformations (Crane et al.)";
+  conformal.tables = {"mesh", "conformal_willmore", "initial"};
+  conformal.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+    auto sim = curvature_flow::build_conformal_willmore(root, settings);
+    sim->dt = settings.dt;
+    return sim;
+  };
+  registry.add(std::move(conformal));
+}
+
+}  // namespace tissue::modules

@@ -11,7 +11,6 @@
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
 #include "modules/curvature_flow/graph_flow.hpp"
-#include "modules/models.hpp"
 
 namespace tissue::curvature_flow {
 

@@ -10,6 +10,7 @@
 #include "engine/io/grid_output.hpp"
 #include "engine/io/tissue_output.hpp"
 #include "engine/mesh/surface_field.hpp"
+#include "engine/schedule/module_registry.hpp"
 #include "modules/coupling/signal_field.hpp"
 #include "modules/coupling/surface_sampling.hpp"
 #include "modules/gene_network/gene_network.hpp"
@@ -450,3 +451,24 @@ std::string format(const Summary& s) {
 }
 
 }  // namespace tissue::epidermis
+
+namespace tissue::modules {
+
+/// Registers the epidermis model (the default model of a scenario that names none).
+void register_epidermis(ModuleRegistry& registry) {
+  ModuleInfo info;
+  info.name = "epidermis";
+  info.summary =
+      "3D epidermal development (Christley et al. 2010): SEM cells, gene network, growth and division";
+  info.tables = {"domain", "initial", "sem", "gene_network", "lifecycle", "signal", "membrane"};
+  info.default_dt = 0.01;
+  info.default_model = true;
+  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+    auto sim = epidermis::build(root, settings);
+    sim->dt = settings.dt;
+    return sim;
+  };
+  registry.add(std::move(info));
+}
+
+}  // namespace tissue::modules

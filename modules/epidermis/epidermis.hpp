@@ -15,7 +15,6 @@
 #include "engine/mesh/surface_field.hpp"
 #include "engine/schedule/simulation.hpp"
 #include "engine/spatial/triangle_index.hpp"
-#include "modules/models.hpp"
 
 namespace tissue::epidermis {
 

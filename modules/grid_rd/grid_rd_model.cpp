@@ -10,6 +10,7 @@
 #include "engine/io/grid_output.hpp"
 #include "engine/io/png.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
 
 namespace tissue::grid_rd {
@@ -245,3 +246,22 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 }
 
 }  // namespace tissue::grid_rd
+
+namespace tissue::modules {
+
+/// Registers reaction-diffusion on structured grids.
+void register_grid_rd(ModuleRegistry& registry) {
+  ModuleInfo info;
+  info.name = "grid_rd";
+  info.summary = "reaction-diffusion on 2D/3D structured grids (Gray-Scott, polynomial/Hill reactions)";
+  info.tables = {"grid", "reaction", "grid_rd", "initial"};
+  info.default_dt = 1.0;
+  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+    auto sim = grid_rd::build(root, settings);
+    sim->dt = settings.dt;
+    return sim;
+  };
+  registry.add(std::move(info));
+}
+
+}  // namespace tissue::modules

@@ -8,7 +8,6 @@
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
-#include "modules/models.hpp"
 
 namespace tissue::grid_rd {
 

@@ -8,6 +8,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
 
 namespace tissue::surface_rd {
@@ -328,3 +329,18 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 }
 
 }  // namespace tissue::surface_rd
+
+namespace tissue::modules {
+
+/// Registers reaction-diffusion on triangulated surfaces; its builder derives dt from the mesh unless the
+/// scenario gives one.
+void register_surface_rd(ModuleRegistry& registry) {
+  ModuleInfo info;
+  info.name = "surface_rd";
+  info.summary = "reaction-diffusion on triangulated surfaces (Descombes et al.; snakeskin chemotaxis)";
+  info.tables = {"mesh", "surface_rd", "chemotaxis", "reaction", "initial"};
+  info.build = surface_rd::build;
+  registry.add(std::move(info));
+}
+
+}  // namespace tissue::modules

@@ -12,7 +12,6 @@
 
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
-#include "modules/models.hpp"
 #include "modules/surface_rd/surface_rd.hpp"
 
 namespace tissue::surface_rd {

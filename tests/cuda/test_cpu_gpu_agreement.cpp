@@ -6,7 +6,7 @@
 #include "engine/exec/backend.hpp"
 #include "engine/io/scenario.hpp"
 #include "modules/epidermis/epidermis.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 #include "tests/support.hpp"
 
 using namespace tissue;

@@ -20,7 +20,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/run_record.hpp"
 #include "engine/io/vtk.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 namespace fs = std::filesystem;

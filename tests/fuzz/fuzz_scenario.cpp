@@ -13,7 +13,7 @@
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/scenario.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("TISSUE_MEMORY_LIMIT", "67108864", 1);

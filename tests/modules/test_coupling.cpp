@@ -14,7 +14,7 @@
 #include "modules/coupling/grid_coupling_kernels.hpp"
 #include "modules/coupling/signal_field.hpp"
 #include "modules/gene_network/gene_network_kernels.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 using coupling::SignalFieldParams;

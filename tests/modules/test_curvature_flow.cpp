@@ -12,7 +12,7 @@
 #include "modules/curvature_flow/graph_flow.hpp"
 #include "modules/curvature_flow/graph_flow_eoc.hpp"
 #include "modules/curvature_flow/graph_flow_model.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 using namespace tissue::curvature_flow;

@@ -4,7 +4,7 @@
 
 #include "engine/io/scenario.hpp"
 #include "modules/epidermis/epidermis.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 

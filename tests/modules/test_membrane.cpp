@@ -18,7 +18,7 @@
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 #include "modules/sem/sem_layout.hpp"
 
 using namespace tissue;

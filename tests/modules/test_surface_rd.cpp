@@ -10,7 +10,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/surface_field.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 

@@ -14,7 +14,7 @@
 #include "engine/io/scenario.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/user_network.hpp"
-#include "modules/models.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 using namespace tissue::grn;

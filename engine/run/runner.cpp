@@ -1,0 +1,269 @@
+#include "engine/run/runner.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/util/interrupt.hpp"
+#include "engine/util/progress.hpp"
+#include "engine/version.hpp"
+
+namespace fs = std::filesystem;
+
+namespace tissue {
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+/// Refuses an output directory that exists and is not empty (unless overwrite) or is not a directory.
+void check_output_dir(const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  if (fs::exists(dir, ec)) {
+    if (!fs::is_directory(dir, ec))
+      throw InputError("--out " + dir.string() + ": exists and is not a directory");
+    if (!fs::is_empty(dir, ec) && !overwrite)
+      throw InputError("--out " + dir.string() + ": directory exists and is not empty (use --overwrite)");
+  }
+}
+
+void create_output_dir(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create output directory " + dir.string() + ": " + ec.message());
+}
+
+/// The SHA-256 of a file's bytes. @throws InputError if unreadable.
+std::string file_sha256(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": scenario file not found or unreadable");
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return io::sha256_hex(bytes);
+}
+
+}  // namespace
+
+int exit_code_for(const std::exception& e) {
+  if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
+  if (dynamic_cast<const NumericalError*>(&e)) return kExitNumerical;
+  if (dynamic_cast<const BackendError*>(&e)) return kExitBackend;
+  return kExitFailure;
+}
+
+std::string version_string() {
+  return std::string("tissue ") + kVersion + " (" + kGitRevision + ", backends: " + kBackends + ")";
+}
+
+void select_backend(const std::string& name) {
+  exec::Backend b = exec::cuda_available() ? exec::Backend::cuda : exec::Backend::cpu;
+  if (!name.empty()) {
+    try {
+      b = exec::parse_backend(name);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(std::string("--backend: ") + e.what());
+    }
+  }
+  try {
+    exec::set_backend(b);
+  } catch (const std::runtime_error& e) {
+    throw BackendError(e.what());
+  }
+}
+
+Interrupted::Interrupted(int signo, std::int64_t step, const std::string& checkpoint)
+    : std::runtime_error(std::string("interrupted by ") + InterruptGuard::signal_name(signo) +
+                         " after step " + std::to_string(step) + "; the state of that step is written" +
+                         (checkpoint.empty() ? "" : " to " + checkpoint)),
+      signo_(signo) {}
+
+Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std::move(request)) {
+  started_ = now_seconds();
+  const RunRequest& opt = request_;
+  std::optional<io::Scenario> scenario;
+  fs::path checkpoint;
+  if (!opt.restart.empty()) {
+    checkpoint =
+        fs::is_directory(opt.restart) ? io::CheckpointSeries::latest(opt.restart) : fs::path(opt.restart);
+    const io::CheckpointHeader h = io::read_checkpoint_header(checkpoint);
+    if (h.status != "ok")
+      throw InputError("checkpoint " + checkpoint.string() + " holds the last state of a failed run (" +
+                       h.message + "); restart from an earlier checkpoint");
+    if (!opt.scenario.empty() && file_sha256(opt.scenario) != h.scenario_sha256)
+      throw InputError("checkpoint " + checkpoint.string() + " was written by a run of another scenario (" +
+                       h.scenario_path + ", SHA-256 " + h.scenario_sha256.substr(0, 12) + "...) than " +
+                       opt.scenario + "; leave the scenario out to use the checkpoint's own");
+    scenario = io::Scenario::from_string(h.scenario_text, h.scenario_path);
+    header_ = h;
+    restarted_from_ = checkpoint.string();
+  } else {
+    if (opt.scenario.empty()) throw InputError("tissue run needs a scenario file or --restart CHECKPOINT");
+    scenario = io::Scenario::from_file(opt.scenario);
+    header_.scenario_path = fs::absolute(opt.scenario).lexically_normal().string();
+    header_.scenario_text = scenario->text();
+    header_.scenario_sha256 = io::sha256_hex(scenario->text());
+  }
+  sim_ = modules.build_simulation(*scenario);
+  Simulation& sim = *sim_;
+  if (opt.checkpoint_every) sim.checkpoint.every_steps = *opt.checkpoint_every;
+  header_.engine_version = kVersion;
+  header_.engine_revision = kGitRevision;
+  header_.model = sim.model;
+  header_.backend = std::string(exec::to_string(exec::backend()));
+  end_step_ = opt.steps.value_or(checkpoint.empty() ? sim.steps : header_.steps_requested);
+  header_.steps_requested = end_step_;
+  every_ = opt.every.value_or(sim.output_every);
+
+  const fs::path run_dir = checkpoint.empty() ? fs::path() : fs::absolute(checkpoint).parent_path();
+  out_ = !opt.out.empty()   ? opt.out
+         : !run_dir.empty() ? run_dir
+                            : fs::path("runs") / fs::path(opt.scenario).stem();
+  std::error_code ec;
+  const bool same_dir = !run_dir.empty() && fs::equivalent(out_, run_dir, ec);
+  if (!same_dir) check_output_dir(out_, opt.overwrite);  // a restart continues its own directory
+  writer_ = sim.make_writer(out_);                       // writes nothing yet
+  if (!checkpoint.empty()) {
+    io::read_checkpoint_state(checkpoint, *sim.world,
+                              same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
+    sim.dt = header_.dt;
+    if (end_step_ <= sim.world->step)
+      throw InputError("checkpoint " + checkpoint.string() + " is at step " +
+                       std::to_string(sim.world->step) + ", the run ends at step " +
+                       std::to_string(end_step_) + ": nothing to do (--steps N sets a later end)");
+  }
+
+  create_output_dir(out_);  // only now that all input is checked
+
+  record_.command = opt.command;
+  record_.set_scenario(header_.scenario_path, header_.scenario_text);
+  record_.engine_version = kVersion;
+  record_.engine_revision = kGitRevision;
+  record_.engine_backends = kBackends;
+  record_.model = sim.model;
+  record_.backend = header_.backend;
+  record_.device = exec::device_description();
+  record_.host = host_name();
+  record_.started = io::utc_now_iso8601();
+  record_.steps_requested = end_step_;
+  record_.start_step = record_.steps_done = sim.world->step;
+  record_.restarted_from = restarted_from_;
+  record_.write(out_);  // "running" until the run ends, however it ends
+}
+
+Runner::~Runner() = default;
+
+std::string Runner::write_checkpoint(const char* status, const std::string& message) {
+  header_.status = status;
+  header_.message = message;
+  header_.dt = sim_->dt;
+  io::CheckpointSeries series(out_, sim_->checkpoint.keep);
+  return series.write(*sim_->world, header_, writer_->series()).string();
+}
+
+void Runner::finish(const char* status, int exit_code, const std::string& message) {
+  record_.status = status;
+  record_.exit_code = exit_code;
+  record_.message = message;
+  record_.ended = io::utc_now_iso8601();
+  record_.wall_seconds = now_seconds() - started_;
+  record_.write(out_);
+}
+
+int Runner::run() {
+  started_ = now_seconds();
+  try {
+    loop();
+  } catch (const Interrupted& e) {
+    finish("interrupted", e.exit_code(), e.what());
+    std::fprintf(stderr, "\ntissue: %s (%s)\n", e.what(), out_.string().c_str());
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    try {
+      if (dynamic_cast<const NumericalError*>(&e)) {  // keep the broken state for inspection
+        record_.last_checkpoint = write_checkpoint("failed", e.what());
+        std::fprintf(stderr, "\ntissue: the failed state is in %s\n", record_.last_checkpoint.c_str());
+      }
+      finish("failed", exit_code_for(e), e.what());
+    } catch (const std::exception&) {  // the original error matters more than a failed record
+    }
+    throw;
+  }
+  finish("completed", kExitOk, "");
+  return kExitOk;
+}
+
+void Runner::loop() {
+  Simulation& sim = *sim_;
+  World& w = *sim.world;
+  std::FILE* log = request_.log;
+  const std::int64_t start = w.step, end = end_step_;
+  std::fprintf(log, "%s\nmodel %s, backend %s: %s\n%s\n", version_string().c_str(), sim.model.c_str(),
+               std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
+               sim.description.c_str());
+  if (!restarted_from_.empty())
+    std::fprintf(log, "restarting at step %lld (t = %g) from %s\n", static_cast<long long>(start), w.time,
+                 restarted_from_.c_str());
+  std::fprintf(log, "steps %lld to %lld of dt = %g, output every %lld steps to %s\n",
+               static_cast<long long>(start), static_cast<long long>(end), sim.dt,
+               static_cast<long long>(every_), out_.string().c_str());
+  std::fflush(log);
+
+  writer_->write(w);
+  const CheckpointSettings& cp = sim.checkpoint;
+  double last_checkpoint = now_seconds();
+  // SIGINT/SIGTERM: finish the step, write it, checkpoint, stop
+  std::optional<InterruptGuard> interrupt;
+  if (request_.handle_signals) interrupt.emplace();
+  Progress progress(end - start, request_.progress_bar);
+  std::int64_t converged_at = -1;
+  for (std::int64_t step = start + 1; step <= end; ++step) {
+    sim.schedule.step(w, sim.dt);
+    record_.steps_done = step;
+    progress.update(step - start);
+    const bool check_due = sim.check_every > 0 && step % sim.check_every == 0;
+    if (step < end && check_due && sim.converged && sim.converged(w)) converged_at = step;
+    const bool last = step == end || converged_at == step;
+    const bool output = last || (every_ > 0 && step % every_ == 0);
+    if (sim.check && (output || check_due)) sim.check(w);
+    const int signo = interrupt ? InterruptGuard::signal_received() : 0;
+    if (output || signo != 0) writer_->write(w);
+    const double minutes = (now_seconds() - last_checkpoint) / 60.0;
+    if (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
+        (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (last && cp.at_end)) {
+      record_.last_checkpoint = write_checkpoint("ok", "");
+      last_checkpoint = now_seconds();
+    }
+    if (signo != 0) {
+      exec::synchronize();
+      throw Interrupted(signo, step, record_.last_checkpoint);
+    }
+    if (last) break;
+  }
+  exec::synchronize();
+  const std::int64_t ran = (converged_at > 0 ? converged_at : end) - start;
+  progress.finish(ran);
+  if (converged_at > 0)
+    std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at));
+  w.download();
+  std::fprintf(log, "%s\n", sim.summary ? sim.summary(w).c_str() : "");
+  const double steps_per_s = progress.elapsed() > 0 ? static_cast<double>(ran) / progress.elapsed() : 0.0;
+  std::fprintf(log, "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n",
+               progress.elapsed(), steps_per_s, out_.string().c_str());
+  if (!record_.last_checkpoint.empty())
+    std::fprintf(log, "checkpoint %s (continue with: tissue run --restart %s --steps N)\n",
+                 record_.last_checkpoint.c_str(), record_.last_checkpoint.c_str());
+  std::fflush(log);
+}
+
+}  // namespace tissue

@@ -1,0 +1,122 @@
+#pragma once
+/// @file runner.hpp
+/// The engine-owned run: from a scenario file (or a checkpoint) to an output directory, with the time loop,
+/// output and check cadences, checkpoints and restart, graceful stop on SIGINT/SIGTERM, the progress bar and
+/// `run.json`. The command line (tools/tissue.cpp), tests and other drivers (the Python package, an
+/// ensemble runner) all drive a Runner; none of them owns a loop of its own.
+///
+/// Behaviour (docs/runs.md): output goes to RunRequest::out, or to the checkpoint's directory for a restart,
+/// or to runs/<scenario stem>; an existing non-empty directory is refused unless `overwrite`. Snapshots every
+/// `every` steps and at the end; the module's numerical check every `check_every` steps and before each
+/// output; checkpoints every `checkpoint.every` steps and `checkpoint.minutes` minutes, at the end, on a
+/// signal and on a numerical failure (that one marked failed). run.json is written when the run starts
+/// ("running") and when it ends, however it ends.
+
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "engine/io/checkpoint.hpp"
+#include "engine/io/run_record.hpp"
+#include "engine/schedule/module_registry.hpp"
+#include "engine/schedule/simulation.hpp"
+
+namespace tissue {
+
+/// Process exit codes of a run (README, "Exit codes"); a run stopped by signal N exits with 128 + N.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitBadInput = 2,
+  kExitNumerical = 3,
+  kExitBackend = 4
+};
+
+/// The exit code for an exception: InputError 2, NumericalError 3, BackendError 4, anything else 1.
+int exit_code_for(const std::exception& e);
+
+/// "tissue <version> (<git revision>, backends: <compiled backends>)".
+std::string version_string();
+
+/// Selects the compute backend by name ("cpu" or "cuda"); "" takes cuda when compiled in and a device is
+/// present, else cpu. @throws InputError for an unknown name, BackendError when the backend cannot start.
+void select_backend(const std::string& name);
+
+/// What a driver asks of a run: `tissue run`'s flags.
+struct RunRequest {
+  std::string scenario;                          ///< scenario file (TOML); optional with `restart`
+  std::string restart;                           ///< checkpoint file, or a run directory (its newest)
+  std::optional<std::int64_t> steps;             ///< end step (default simulation.steps, or the checkpoint's)
+  std::optional<std::int64_t> every;             ///< output cadence [steps] (default output.every)
+  std::optional<std::int64_t> checkpoint_every;  ///< checkpoint cadence [steps] (default checkpoint.every)
+  std::filesystem::path out;                     ///< output directory (default: see the file comment)
+  bool overwrite = false;                        ///< write into an existing non-empty directory
+  std::vector<std::string> command;              ///< the command line, for run.json
+  bool progress_bar = false;   ///< draw a progress bar (a terminal) instead of a log line every 10 %
+  bool handle_signals = true;  ///< SIGINT/SIGTERM finish the step, write it and stop (InterruptGuard)
+  std::FILE* log = stdout;     ///< the run's header, summary and closing lines
+};
+
+/// A run stopped by SIGINT/SIGTERM after finishing a step and writing its output and a checkpoint.
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted(int signo, std::int64_t step, const std::string& checkpoint);
+  /// 128 + the signal number.
+  int exit_code() const { return 128 + signo_; }
+
+ private:
+  int signo_;
+};
+
+/// One run of one scenario. Construct (validates all input, creates the output directory, writes run.json
+/// "running"), then run().
+class Runner {
+ public:
+  /// Builds the simulation from the scenario (through `modules`) or from the checkpoint of
+  /// `request.restart`, checks the output directory, loads the checkpoint's state; only then creates the
+  /// output directory and writes run.json. The backend must be selected before (select_backend()).
+  /// @throws InputError on invalid input (nothing is written then), std::runtime_error on I/O failure.
+  Runner(const ModuleRegistry& modules, RunRequest request);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  /// Steps from the current step to the end step, writing output and checkpoints, then prints the module's
+  /// summary. Marks run.json completed, interrupted or failed (with the exit code).
+  /// @return kExitOk, or 128 + N when stopped by signal N (after writing that step and a checkpoint).
+  /// @throws the error that stopped the run (NumericalError after writing a failed checkpoint, ...), once
+  /// run.json records it.
+  int run();
+
+  Simulation& simulation() { return *sim_; }
+  /// The output directory.
+  const std::filesystem::path& output_dir() const { return out_; }
+  /// The step the run ends at.
+  std::int64_t end_step() const { return end_step_; }
+  /// run.json's content so far.
+  const io::RunRecord& record() const { return record_; }
+
+ private:
+  void loop();
+  std::string write_checkpoint(const char* status, const std::string& message);
+  void finish(const char* status, int exit_code, const std::string& message);
+
+  RunRequest request_;
+  std::unique_ptr<Simulation> sim_;
+  std::unique_ptr<SnapshotWriter> writer_;
+  io::CheckpointHeader header_;  ///< template for this run's checkpoints (status, clock filled per write)
+  io::RunRecord record_;
+  std::filesystem::path out_;
+  std::int64_t end_step_ = 0;
+  std::int64_t every_ = 0;
+  std::string restarted_from_;
+  double started_ = 0.0;  ///< steady-clock seconds at construction, for the wall time
+};
+
+}  // namespace tissue

@@ -1,0 +1,219 @@
+// The engine-owned run (engine/run/runner.hpp) driven in-process, and a module that exists only in the test
+// build: it registers itself into a registry beside the built-in modules and runs from a scenario, with no
+// change to the engine or to modules/.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "engine/exec/error.hpp"
+#include "engine/exec/parallel_for.hpp"
+#include "engine/io/tissue_output.hpp"
+#include "engine/run/runner.hpp"
+#include "modules/builtin_modules.hpp"
+
+using namespace tissue;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Exponential decay of the cells' species 0 by explicit Euler: s <- s (1 - k dt).
+struct DecayKernel {
+  Span<float> s;
+  float factor;
+  TISSUE_HD void operator()(std::size_t i) const { s[i] = s[i] * factor; }
+};
+
+class DecaySystem final : public System {
+ public:
+  explicit DecaySystem(double rate) : rate_(rate) {}
+  std::string name() const override { return "test_decay"; }
+  std::vector<std::string> reads() const override { return {"cells.species"}; }
+  std::vector<std::string> writes() const override { return {"cells.species"}; }
+  void run(World& w, const StepContext& ctx) override {
+    exec::parallel_for(w.cells.size(),
+                       DecayKernel{w.species.component(0), static_cast<float>(1.0 - rate_ * ctx.dt)});
+  }
+
+ private:
+  double rate_;
+};
+
+/// The test module: [decay] rate [1/time], cells, initial value.
+void register_test_decay(ModuleRegistry& registry) {
+  ModuleInfo info;
+  info.name = "test_decay";
+  info.summary = "exponential decay of one species per cell (test build only)";
+  info.tables = {"decay"};
+  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+    const auto t = root.table("decay");
+    const double rate = t.number("rate", 1.0);
+    const auto cells = t.integer("cells", 4, io::Range::closed(1, 1000));
+    const double initial = t.number("initial", 1.0);
+    auto sim = std::make_unique<Simulation>();
+    sim->world = std::make_unique<World>(Box{}, 1);
+    World& w = *sim->world;
+    for (std::int64_t c = 0; c < cells; ++c)
+      w.species.host(static_cast<std::size_t>(w.add_cell_host())) = 0.0f;
+    for (std::size_t c = 0; c < w.cells.size(); ++c) w.species.host(c) = static_cast<float>(initial);
+    w.commit();
+    sim->dt = settings.dt;
+    sim->schedule.add(std::make_unique<DecaySystem>(rate));
+    sim->make_writer = [](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+      return std::make_unique<io::TissueWriter>(dir, std::vector<std::string>{"s"}, false, true);
+    };
+    sim->check = [](World& world) {
+      world.cells.download();
+      for (std::size_t c = 0; c < world.cells.size(); ++c)
+        if (!std::isfinite(world.species.host(c)))
+          throw NumericalError("species s of cell " + std::to_string(c) + " is not finite");
+    };
+    sim->summary = [](World& world) { return "s[0] = " + std::to_string(world.species.host(0)); };
+    return sim;
+  };
+  registry.add(std::move(info));
+}
+
+ModuleRegistry registry_with_test_module() {
+  ModuleRegistry r = builtin_modules();
+  register_test_decay(r);
+  return r;
+}
+
+/// A fresh directory under the temporary directory holding `scenario.toml` with `text`.
+fs::path scenario_dir(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("tissue_test_runner_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "scenario.toml") << text;
+  return dir;
+}
+
+std::string file_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+RunRequest request_for(const fs::path& dir, const std::string& out) {
+  RunRequest r;
+  r.scenario = (dir / "scenario.toml").string();
+  r.out = dir / out;
+  r.handle_signals = false;
+  r.log = std::tmpfile();
+  return r;
+}
+
+const char* kDecay = R"(
+[simulation]
+model = "test_decay"
+dt = 0.1
+steps = 10
+[decay]
+rate = 0.5
+cells = 6
+initial = 2.0
+[output]
+every = 5
+)";
+
+}  // namespace
+
+TEST_CASE("a module of the test build registers itself and runs from a scenario through a Runner",
+          "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  REQUIRE(registry.find("test_decay") != nullptr);
+  REQUIRE(registry.find("epidermis") != nullptr);  // the built-in modules are still there
+  const fs::path dir = scenario_dir("decay", kDecay);
+  Runner runner(registry, request_for(dir, "out"));
+  REQUIRE(runner.run() == kExitOk);
+  World& w = *runner.simulation().world;
+  w.download();
+  // explicit Euler: 2 (1 - k dt)^n, the same float recurrence; within the scheme's error of 2 exp(-k t)
+  float expected = 2.0f;
+  for (int n = 0; n < 10; ++n) expected *= static_cast<float>(1.0 - 0.5 * 0.1);
+  for (std::size_t c = 0; c < 6; ++c) {
+    CHECK(w.species.host(c) == expected);
+    CHECK(w.species.host(c) == Approx(2.0 * std::exp(-0.5)).epsilon(0.02));
+  }
+  CHECK(w.step == 10);
+  CHECK(runner.record().status == "completed");
+  CHECK(runner.record().steps_done == 10);
+  CHECK(file_text(dir / "out" / "run.json").find("\"completed\"") != std::string::npos);
+  CHECK(fs::exists(dir / "out" / "cells.pvd"));
+  CHECK(fs::exists(dir / "out" / "cells_000000005.vtu"));
+  CHECK(fs::exists(dir / "out" / io::CheckpointSeries::file_name(10, false)));
+}
+
+TEST_CASE("a Runner restarted from a checkpoint continues with the bytes of an uninterrupted run",
+          "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("restart", kDecay);
+  {
+    Runner whole(registry, request_for(dir, "whole"));
+    REQUIRE(whole.run() == kExitOk);
+  }
+  {
+    RunRequest first = request_for(dir, "split");
+    first.steps = 5;
+    Runner half(registry, first);
+    REQUIRE(half.run() == kExitOk);
+  }
+  RunRequest rest = request_for(dir, "");
+  rest.scenario.clear();
+  rest.out.clear();
+  rest.restart = (dir / "split").string();
+  rest.steps = 10;
+  Runner second(registry, rest);
+  CHECK(second.simulation().world->step == 5);
+  REQUIRE(second.run() == kExitOk);
+  CHECK(second.record().restarted_from ==
+        (dir / "split" / io::CheckpointSeries::file_name(5, false)).string());
+  const std::string last = io::CheckpointSeries::file_name(10, false);
+  CHECK(file_text(dir / "split" / last) == file_text(dir / "whole" / last));
+  CHECK(file_text(dir / "split" / "cells_000000010.vtu") == file_text(dir / "whole" / "cells_000000010.vtu"));
+  CHECK(file_text(dir / "split" / "cells.pvd") == file_text(dir / "whole" / "cells.pvd"));
+}
+
+TEST_CASE("a Runner refuses bad input before it writes anything", "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("bad", std::string(kDecay) + "bogus = 1\n");
+  CHECK_THROWS_AS(Runner(registry, request_for(dir, "out")), InputError);
+  CHECK_FALSE(fs::exists(dir / "out"));
+  const fs::path unknown = scenario_dir("unknown", "[simulation]\nmodel = \"no_such_model\"\n");
+  try {
+    Runner r(registry, request_for(unknown, "out"));
+    FAIL("an unknown model was accepted");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("scenario.toml:2:9") != std::string::npos);
+    CHECK(what.find("test_decay") != std::string::npos);  // the message lists the registered models
+    CHECK(what.find("epidermis") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(unknown / "out"));
+  // built-in registry: the test module is not there
+  CHECK_THROWS_AS(Runner(builtin_modules(), request_for(dir, "out2")), InputError);
+}
+
+TEST_CASE("a numerical failure stops the Runner, keeps the failed state and records it", "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("blowup", R"(
+[simulation]
+model = "test_decay"
+dt = 1.0
+steps = 50
+check_every = 1
+[decay]
+rate = -1e20
+)");
+  Runner runner(registry, request_for(dir, "out"));
+  CHECK_THROWS_AS(runner.run(), NumericalError);
+  CHECK(runner.record().status == "failed");
+  CHECK(runner.record().exit_code == kExitNumerical);
+  CHECK(runner.record().steps_done < 50);
+  CHECK(fs::exists(runner.record().last_checkpoint));
+  CHECK(runner.record().last_checkpoint.find("_failed.h5") != std::string::npos);
+  CHECK(file_text(dir / "out" / "run.json").find("\"failed\"") != std::string::npos);
+}
