@@ -12,7 +12,10 @@ the model name): `<scenario>/<checkpoint>:/tables/cells/cx <sha256>`. `.vtu`/`.v
 files are hashed whole. With --compare FILE the lines are compared with a file written earlier and every
 difference is listed; the exit status is 1 if any.
 
-Needs /usr/bin/python3 with h5py (python3-h5py).
+Needs /usr/bin/python3 with h5py (python3-h5py). CTest runs the comparison with the CPU build
+(regression.scenario_hashes). After a change that is meant to alter results, record the hashes again in a
+commit of its own that says why:
+    tools/scenario_hashes.py build/cpu/tools/tissue --out tests/regression/scenario_hashes_cpu.txt
 """
 import argparse
 import hashlib
@@ -76,8 +79,6 @@ def checkpoint_lines(prefix, path):
             lines.append(f"{prefix}:/{name} {sha(raw + attrs.encode() + str(obj.dtype).encode())}")
 
         f.visititems(visit)
-        for name in sorted(f):
-            pass
         # group attributes (table sizes, grid spacing, pvd file lists)
         def visit_groups(name, obj):
             if isinstance(obj, h5py.Group):
