@@ -12,15 +12,19 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/vtk.hpp"
 #include "engine/mesh/mesh_operators.hpp"
+#include "engine/mesh/scenario_mesh.hpp"
 #include "engine/util/random.hpp"
 #include "modules/curvature_flow/conformal_willmore.hpp"
-#include "modules/surface_rd/surface_rd_model.hpp"
 
 namespace tissue::curvature_flow {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+/// Memory per vertex for the check of a generated mesh before it is made [bytes]: the surface model's
+/// estimate, which this flow shares until its own (dense coarsest level, CG vectors) is measured.
+constexpr double kBytesPerVertex = 600.0;
 
 /// The flowing surface as a World field: its positions, the last similarity transforms where the next
 /// step's conjugate-gradient inverse iteration starts from them (with the two steps' before, from which it
@@ -129,7 +133,7 @@ class SurfaceWriter final : public SnapshotWriter {
 void add_normal_noise(mesh::TriangleMesh& m, double amplitude, std::uint64_t seed) {
   if (amplitude == 0.0) return;
   const mesh::MeshTopology t = mesh::build_topology(m);
-  const double scale = amplitude * surface_rd::mean_edge_length(m, t);
+  const double scale = amplitude * mesh::mean_edge_length(m, t);
   const auto normals = mesh::vertex_normals(m);
   for (std::size_t v = 0; v < m.vertex_count(); ++v) {
     const double u = 2.0 * static_cast<double>(random::uniform4(seed, 7, v, 0).v[0]) - 1.0;
@@ -146,7 +150,8 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   const auto sim_table = root.table("simulation");
   if (sim_table.has("precision") && settings.precision != "double")
     sim_table.fail("precision", "conformal_willmore runs in double precision only");
-  mesh::TriangleMesh m = surface_rd::read_scenario_mesh(root.table("mesh"), settings);
+  mesh::TriangleMesh m =
+      mesh::read_scenario_mesh(root.table("mesh"), settings.scenario_path, kBytesPerVertex);
   const auto init = root.table("initial");
   add_normal_noise(m, init.number("noise", 0.0, io::Range::non_negative()), settings.seed);
 

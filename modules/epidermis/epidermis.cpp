@@ -9,6 +9,7 @@
 #include "engine/exec/backend.hpp"
 #include "engine/io/grid_output.hpp"
 #include "engine/io/tissue_output.hpp"
+#include "engine/mesh/scenario_mesh.hpp"
 #include "engine/mesh/surface_field.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "modules/coupling/signal_field.hpp"
@@ -46,8 +47,8 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   double membrane_reach = 0.0;
   bool membrane_adhesion = false;  ///< V_adh and the adhesion input from the mesh (else the plane z = 0)
   if (has_membrane) {
-    membrane_mesh =
-        std::make_shared<mesh::TriangleMesh>(surface_rd::read_scenario_mesh(membrane_table, settings));
+    membrane_mesh = std::make_shared<mesh::TriangleMesh>(
+        mesh::read_scenario_mesh(membrane_table, settings.scenario_path, surface_rd::kBytesPerVertex));
     try {
       membrane_topology = mesh::build_topology(*membrane_mesh, "membrane");
     } catch (const InputError& e) {

@@ -36,14 +36,9 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
 template <class Real>
 void apply_initial_state(SurfaceField<Real>& field, const InitialState& init, std::uint64_t seed);
 
-/// The mesh a scenario table names: `file` (an OBJ, relative to the scenario file) or `generate` =
-/// "rectangle" (nx, ny, lx, ly) | "icosphere" (subdivisions, radius) | "uv_sphere" (rings, segments,
-/// radius), then scaled by `scale`. @throws InputError (file:line:column) for a bad file or value, or a
-/// generated mesh too large for memory.
-mesh::TriangleMesh read_scenario_mesh(const io::ScenarioTable& table, const ModelSettings& settings);
-
-/// Mean edge length of a mesh [length].
-double mean_edge_length(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
+/// Memory per vertex of a surface run, host and device together, for the checks before allocation [bytes]:
+/// positions and connectivity on the host (~150), operators and the double-buffered fields on the device.
+inline constexpr double kBytesPerVertex = 600.0;
 
 /// The model part of a surface RD table `rd` (model, integrator, kernel, patch_vertices) with the model's
 /// own table from `models` ([chemotaxis] or [reaction]); sets `init` to the model's default initial

@@ -1,0 +1,83 @@
+#include "engine/mesh/scenario_mesh.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/error.hpp"
+
+namespace tissue::mesh {
+
+namespace fs = std::filesystem;
+
+double mean_edge_length(const TriangleMesh& m, const MeshTopology& t) {
+  double sum = 0.0;
+  for (std::size_t v = 0; v < m.vertex_count(); ++v)
+    for (auto k = static_cast<std::size_t>(t.vertex_offsets[v]);
+         k < static_cast<std::size_t>(t.vertex_offsets[v + 1]); ++k) {
+      const auto w = static_cast<std::size_t>(t.vertex_neighbours[k]);
+      if (w < v) continue;
+      sum += std::sqrt((m.x[w] - m.x[v]) * (m.x[w] - m.x[v]) + (m.y[w] - m.y[v]) * (m.y[w] - m.y[v]) +
+                       (m.z[w] - m.z[v]) * (m.z[w] - m.z[v]));
+    }
+  return sum / static_cast<double>(t.edges);
+}
+
+TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const std::string& scenario_path,
+                                double bytes_per_vertex) {
+  const bool has_file = t.has("file");
+  const std::string generate =
+      t.string("generate", has_file ? "" : "rectangle", {"", "rectangle", "icosphere", "uv_sphere"});
+  if (has_file && !generate.empty()) t.fail("generate", "give either mesh.file or mesh.generate, not both");
+  TriangleMesh m;
+  if (has_file) {
+    fs::path file = t.string("file", "");
+    if (file.is_relative()) file = fs::path(scenario_path).parent_path() / file;
+    std::vector<std::string> warnings;
+    try {
+      m = read_obj(file, &warnings);
+    } catch (const InputError& e) {
+      throw InputError(t.where("file") + ": mesh.file: " + e.what());
+    }
+    for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
+  } else {
+    // the size is checked before anything is generated
+    const auto check_size = [&](const char* key, double vertices) {
+      const double need = vertices * bytes_per_vertex;
+      if (vertices > 1e9 || need > static_cast<double>(exec::available_memory_bytes())) {
+        std::ostringstream msg;
+        msg << "a generated mesh of " << vertices << " vertices needs about " << need / 1e9
+            << " GB, more than available (or over 10^9 vertices)";
+        t.fail(key, msg.str());
+      }
+    };
+    if (generate == "rectangle") {
+      const int nx = static_cast<int>(t.integer("nx", 140, io::Range::closed(2, 100000)));
+      const int ny = static_cast<int>(t.integer("ny", 140, io::Range::closed(2, 100000)));
+      check_size("nx", static_cast<double>(nx) * ny);
+      m = rectangle_mesh(nx, ny, t.number("lx", 1.0, io::Range::positive()),
+                         t.number("ly", 1.0, io::Range::positive()));
+    } else if (generate == "icosphere") {
+      const int s = static_cast<int>(t.integer("subdivisions", 5, io::Range::closed(0, 10)));
+      check_size("subdivisions", 10.0 * std::pow(4.0, s) + 2.0);
+      m = icosphere(s, t.number("radius", 1.0, io::Range::positive()));
+    } else {
+      const int rings = static_cast<int>(t.integer("rings", 64, io::Range::closed(2, 100000)));
+      const int segments = static_cast<int>(t.integer("segments", 128, io::Range::closed(3, 100000)));
+      check_size("rings", static_cast<double>(rings - 1) * segments + 2.0);
+      m = uv_sphere(rings, segments, t.number("radius", 1.0, io::Range::positive()));
+    }
+  }
+  const double scale = t.number("scale", 1.0, io::Range::positive());
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    m.x[v] *= scale;
+    m.y[v] *= scale;
+    m.z[v] *= scale;
+  }
+  return m;
+}
+
+}  // namespace tissue::mesh
