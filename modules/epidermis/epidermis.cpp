@@ -24,6 +24,8 @@
 
 namespace tissue::epidermis {
 
+static_assert(grn::kDelta == lifecycle::kDefaultDeltaSpecies,
+              "LifecycleParams::delta_species defaults to the built-in network's Delta row");
 static_assert(grn::kOvol1 == 4 && grn::kOvol2 == 3,
               "summarize()'s default species rows are the built-in network's");
 

@@ -7,11 +7,8 @@
 #include <vector>
 
 #include "engine/core/cell_centres.hpp"
-#include "modules/gene_network/gene_network_kernels.hpp"
 
 namespace tissue::lifecycle {
-
-static_assert(grn::kDelta == kDefaultDeltaSpecies, "LifecycleParams::delta_species defaults to grn::kDelta");
 
 LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
   LifecycleParams p;

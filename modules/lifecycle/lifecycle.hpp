@@ -20,7 +20,7 @@
 
 namespace tissue::lifecycle {
 
-/// Row of Delta in the built-in gene network (grn::kDelta; checked in lifecycle.cpp).
+/// Row of Delta in the built-in gene network (grn::kDelta; checked where the epidermis model assembles both, modules/epidermis/epidermis.cpp).
 inline constexpr int kDefaultDeltaSpecies = 1;
 
 struct LifecycleParams {
