@@ -80,6 +80,7 @@ std::unique_ptr<Simulation> ModuleRegistry::build_simulation(const io::Scenario&
 
   std::unique_ptr<Simulation> sim = module.build(root, settings);
   sim->model = module.name;
+  if (!module.derives_dt) sim->dt = settings.dt;
   apply_schedule_table(root.table("schedule"), sim->schedule);
   sim->schedule.check_step_lengths(sim->dt);
   sim->steps = settings.steps;

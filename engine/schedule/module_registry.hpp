@@ -27,8 +27,8 @@ namespace tissue {
 /// What a module registers.
 struct ModuleInfo {
   /// Builds the model from the scenario's root table and the shared settings; validates every key of the
-  /// tables it owns. Sets the Simulation's world, schedule, dt (settings.dt unless the module derives it,
-  /// e.g. from a mesh), writer, summary and checks. @throws InputError with file:line:column.
+  /// tables it owns. Sets the Simulation's world, schedule, writer, summary and checks, and its dt when
+  /// `derives_dt` (else the registry sets settings.dt). @throws InputError with file:line:column.
   using Builder = std::function<std::unique_ptr<Simulation>(const io::ScenarioTable& root,
                                                             const ModelSettings& settings)>;
 
@@ -37,6 +37,7 @@ struct ModuleInfo {
   std::vector<std::string> tables;  ///< scenario tables the module owns (besides [simulation], [output], ...)
   double default_dt = 0.01;         ///< simulation.dt when the scenario gives none [time]
   bool default_model = false;       ///< the model of a scenario that names none (at most one module)
+  bool derives_dt = false;          ///< the builder sets Simulation::dt (e.g. from a mesh's edge length)
   Builder build;
 };
 

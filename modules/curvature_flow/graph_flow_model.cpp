@@ -268,21 +268,13 @@ void register_curvature_flow(ModuleRegistry& registry) {
   graph.name = "graph_flow";
   graph.summary = "mean-curvature and Willmore flow of graphs (Oberhuber, Suzuki & Zabka 2011)";
   graph.tables = {"graph", "graph_flow", "forcing", "initial"};
-  graph.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
-    auto sim = curvature_flow::build(root, settings);
-    sim->dt = settings.dt;
-    return sim;
-  };
+  graph.build = curvature_flow::build;
   registry.add(std::move(graph));
   ModuleInfo conformal;
   conformal.name = "conformal_willmore";
   conformal.summary = "conformal Willmore flow of closed surfaces by spin transformations (Crane et al.)";
   conformal.tables = {"mesh", "conformal_willmore", "initial"};
-  conformal.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
-    auto sim = curvature_flow::build_conformal_willmore(root, settings);
-    sim->dt = settings.dt;
-    return sim;
-  };
+  conformal.build = curvature_flow::build_conformal_willmore;
   registry.add(std::move(conformal));
 }
 

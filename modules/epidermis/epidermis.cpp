@@ -466,11 +466,7 @@ void register_epidermis(ModuleRegistry& registry) {
   info.tables = {"domain", "initial", "sem", "gene_network", "lifecycle", "signal", "membrane"};
   info.default_dt = 0.01;
   info.default_model = true;
-  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
-    auto sim = epidermis::build(root, settings);
-    sim->dt = settings.dt;
-    return sim;
-  };
+  info.build = epidermis::build;
   registry.add(std::move(info));
 }
 

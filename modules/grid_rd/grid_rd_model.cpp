@@ -256,11 +256,7 @@ void register_grid_rd(ModuleRegistry& registry) {
   info.summary = "reaction-diffusion on 2D/3D structured grids (Gray-Scott, polynomial/Hill reactions)";
   info.tables = {"grid", "reaction", "grid_rd", "initial"};
   info.default_dt = 1.0;
-  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
-    auto sim = grid_rd::build(root, settings);
-    sim->dt = settings.dt;
-    return sim;
-  };
+  info.build = grid_rd::build;
   registry.add(std::move(info));
 }
 

@@ -270,6 +270,7 @@ void register_surface_rd(ModuleRegistry& registry) {
   info.name = "surface_rd";
   info.summary = "reaction-diffusion on triangulated surfaces (Descombes et al.; snakeskin chemotaxis)";
   info.tables = {"mesh", "surface_rd", "chemotaxis", "reaction", "initial"};
+  info.derives_dt = true;
   info.build = surface_rd::build;
   registry.add(std::move(info));
 }

@@ -47,7 +47,7 @@ void register_test_decay(ModuleRegistry& registry) {
   info.name = "test_decay";
   info.summary = "exponential decay of one species per cell (test build only)";
   info.tables = {"decay"};
-  info.build = [](const io::ScenarioTable& root, const ModelSettings& settings) {
+  info.build = [](const io::ScenarioTable& root, const ModelSettings&) {
     const auto t = root.table("decay");
     const double rate = t.number("rate", 1.0);
     const auto cells = t.integer("cells", 4, io::Range::closed(1, 1000));
@@ -59,7 +59,6 @@ void register_test_decay(ModuleRegistry& registry) {
       w.species.host(static_cast<std::size_t>(w.add_cell_host())) = 0.0f;
     for (std::size_t c = 0; c < w.cells.size(); ++c) w.species.host(c) = static_cast<float>(initial);
     w.commit();
-    sim->dt = settings.dt;
     sim->schedule.add(std::make_unique<DecaySystem>(rate));
     sim->make_writer = [](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
       return std::make_unique<io::TissueWriter>(dir, std::vector<std::string>{"s"}, false, true);
