@@ -1,7 +1,7 @@
 #pragma once
 /// @file simulation.hpp
 /// A runnable model: the World, its Schedule, the clock settings and what to write, as built from a
-/// scenario by a model builder (modules/models.hpp).
+/// scenario by a model builder (models.hpp of the modules library).
 
 #include <cstdint>
 #include <filesystem>
