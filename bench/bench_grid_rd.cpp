@@ -7,7 +7,7 @@
 // run (bytes read + bytes written per second). Printed per case: cell-updates per second and
 // (16 B x cell-updates/s) / copy bandwidth; above 100 % is possible only with several steps per launch
 // (temporal blocking). --sweep (CUDA builds) also times every launch shape of the tuned kernels
-// (cuda::TunedShape), to choose the defaults. Results for the GPU go into BENCHMARKS.md.
+// (grid_rd::TunedShape), to choose the defaults. Results for the GPU go into BENCHMARKS.md.
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -23,7 +23,7 @@
 #include "modules/grid_rd/grid_rd_model.hpp"
 
 #if defined(TISSUE_BACKEND_CUDA)
-#include "cuda/grid_rd_tuned.hpp"
+#include "modules/grid_rd/grid_rd_tuned.hpp"
 #endif
 
 using namespace tissue;
@@ -71,9 +71,9 @@ double time_per_step(const Case& c, int steps) {
 
 #if defined(TISSUE_BACKEND_CUDA)
 /// Seconds per step of the tuned kernels with launch shape `ts`, called directly (float Gray-Scott), the
-/// one-step launches chained as GridRdSystem chains them (cuda::StepChain), or (chained = false) each
+/// one-step launches chained as GridRdSystem chains them (grid_rd::StepChain), or (chained = false) each
 /// waiting for the whole previous launch, as after other work on the stream.
-double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps, bool chained = true) {
+double time_tuned(const Case& c, const grid_rd::TunedShape& ts, int steps, bool chained = true) {
   GridRdParams p;
   p.shape = c.shape;
   p.stencil = c.stencil;
@@ -85,12 +85,12 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps, bool cha
   DeviceBuffer<float> a(2 * c.shape.cells()), b(2 * c.shape.cells());
   a.zero();
   b.zero();
-  cuda::StepChainStorage storage(c.shape.ny, c.shape.nz);
+  grid_rd::StepChainStorage storage(c.shape.ny, c.shape.nz);
   const int calls = steps / c.steps_per_launch;
   float *in = a.data(), *out = b.data();
   const auto call = [&] {
-    if (!cuda::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts,
-                              chained ? &storage.chain : nullptr))
+    if (!grid_rd::rd_euler_tuned(rp, gs, dt, in, out, c.steps_per_launch, ts,
+                                 chained ? &storage.chain : nullptr))
       throw std::runtime_error("no tuned kernel for " + c.name);
     std::swap(in, out);
   };
@@ -104,7 +104,7 @@ double time_tuned(const Case& c, const cuda::TunedShape& ts, int steps, bool cha
 
 /// Times every launch shape of the tuned kernels.
 void sweep(int size2d, int size3d, int steps, double bandwidth) {
-  std::printf("\nlaunch shapes of the tuned kernels (cuda::TunedShape):\n");
+  std::printf("\nlaunch shapes of the tuned kernels (grid_rd::TunedShape):\n");
   const auto report = [&](const std::string& name, const GridShape& shape, double t) {
     const double rate = static_cast<double>(shape.cells()) / t;
     std::printf("%-40s %10.4f %16.2f %11.1f%%\n", name.c_str(), 1e3 * t, rate / 1e9,
@@ -114,8 +114,8 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   const auto plane_count = [](int n) { return n > 0 ? std::to_string(n) : std::string("auto"); };
   const Case c2{"2D", s2, Stencil::seed9, Kernel::automatic, 1},
       c3{"3D", s3, Stencil::seven, Kernel::automatic, 1};
-  for (const cuda::BulkShape& bulk : cuda::kBulkShapes) {
-    cuda::TunedShape ts;
+  for (const grid_rd::BulkShape& bulk : grid_rd::kBulkShapes) {
+    grid_rd::TunedShape ts;
     ts.bulk_shape = bulk;
     report(
         "3D bulk copies, " + std::to_string(bulk.tile_bytes) + " B x " + std::to_string(bulk.rows) +
@@ -126,19 +126,19 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   }
   // every launch waiting for the whole previous one (another system's kernel between two steps)
   for (int p : {64, 32}) {
-    cuda::TunedShape ts;
+    grid_rd::TunedShape ts;
     ts.bulk_shape.unchained_planes = p;
     report("3D bulk copies, 2048 B x 8 rows, 4 buffers, unchained, " + plane_count(p) + " planes", s3,
            time_tuned(c3, ts, steps / 4, false));
   }
   for (int rows : {16, 32}) {
-    cuda::TunedShape ts;
+    grid_rd::TunedShape ts;
     ts.tile1_rows_unchained = rows;
     report("2D 1 step, shared tile 128 x " + std::to_string(rows) + ", 256 threads, unchained", s2,
            time_tuned(c2, ts, steps, false));
   }
-  for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
-    cuda::TunedShape ts;
+  for (const grid_rd::StreamShape& stream : grid_rd::kStreamShapes) {
+    grid_rd::TunedShape ts;
     ts.bulk = false;
     ts.stream = stream;
     report("3D streaming, " + std::to_string(stream.warps_3d) + " warps, " +
@@ -147,7 +147,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   }
   for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32, 64}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.tile1_rows = ts.tile1_rows_unchained = tile1_rows;
       ts.tile1_threads = threads;
       report("2D 1 step, shared tile 128 x " + std::to_string(tile1_rows) + ", " + std::to_string(threads) +
@@ -155,20 +155,20 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
              s2, time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
     }
   for (int rows : {1, 2, 4}) {
-    cuda::TunedShape ts;
+    grid_rd::TunedShape ts;
     ts.rows_2d = rows;
     report("2D 1 step, rows_2d " + std::to_string(rows), s2,
            time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, 1}, ts, steps));
   }
   for (int t : {2, 4, 8})
     for (int tile_rows : {32, 48}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.tile_rows = tile_rows;
       report("2D " + std::to_string(t) + " steps, tile_rows " + std::to_string(tile_rows), s2,
              time_tuned({"2D", s2, Stencil::seed9, Kernel::automatic, t}, ts, steps));
     }
   for (int planes : {4, 8}) {
-    cuda::TunedShape ts;
+    grid_rd::TunedShape ts;
     ts.bulk = false;
     ts.streaming = false;
     ts.block_3d = planes;
@@ -177,7 +177,7 @@ void sweep(int size2d, int size3d, int steps, double bandwidth) {
   }
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = 0;

@@ -36,8 +36,8 @@ void* current_stream() noexcept;
 /// Serial number of the last operation this layer enqueued on the engine's stream (a kernel launch, copy,
 /// memset, library call or graph launch): every function here that enqueues work calls note_enqueue(),
 /// which increments it. A caller that records the value right after its own launch knows, while it is
-/// unchanged, that nothing else has been enqueued since (the chained one-step grid-RD launches of
-/// grid_rd_tuned.cu rely on it to skip the grid-wide wait).
+/// unchanged, that nothing else has been enqueued since (chains of one-step launches that overlap, such as
+/// the grid reaction-diffusion module's tuned kernels, rely on it to skip the grid-wide wait).
 std::uint64_t enqueue_serial() noexcept;
 /// Increments enqueue_serial(): called by every function of this layer that enqueues work, and by
 /// whoever enqueues work on the engine's stream directly.

@@ -1,7 +1,7 @@
 #pragma once
 /// @file runtime_kernel.hpp
 /// Kernels compiled while the program runs: CUDA C++ source generated from a scenario (user-defined
-/// gene networks, modules/gene_network/user_network.hpp) is compiled once with NVRTC to a cubin for the
+/// gene networks of the gene-network module) is compiled once with NVRTC to a cubin for the
 /// current device and loaded as a CUDA library. Plain C++ interface (implemented in runtime_kernel.cu, only
 /// built with -DTISSUE_BACKEND=cuda).
 

@@ -29,7 +29,7 @@
 /// any SPD A (2 W^-1 - A positive definite); with alpha < 2 the cycle is then SPD (an exact coarsest solve
 /// is an SPD map too). On the bunny's operators (34 834 vertices) this cuts CG iterations about 15-fold for
 /// L and 7-fold for E with the sweeps on 39 nodes, and by a third more with the direct solve on 383 nodes
-/// (modules/curvature_flow/README.md).
+/// (the curvature-flow module's README).
 ///
 /// The direct coarsest level is for operators whose low modes the aggregates represent poorly, so that the
 /// few Jacobi sweeps of a small coarsest level leave them unsolved: the shifted Dirac operator of conformal

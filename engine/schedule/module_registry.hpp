@@ -5,10 +5,10 @@
 ///
 /// A module registers itself from its own folder: a registration function
 /// `void tissue::modules::register_<name>(ModuleRegistry&)` in one of its sources, and one line
-/// `tissue_register_module(<name>)` in its folder's CMakeLists.txt (modules/CMakeLists.txt explains the
-/// convention). The build generates the list of registration functions (builtin_modules(), in
-/// modules/builtin_modules.hpp); the engine knows modules only through this registry: no central
-/// dispatch, no test of a model's name anywhere else.
+/// `tissue_register_module(<name>)` in its folder's CMakeLists.txt (the modules library's CMakeLists.txt
+/// explains the convention). The build generates the list of registration functions (builtin_modules() of
+/// the modules library); the engine knows modules only through this registry: no central dispatch, no
+/// test of a model's name anywhere else.
 ///
 /// Today a registered module that builds a whole model (the epidermis, grid reaction-diffusion, ...) is
 /// named by a scenario's `[simulation] model = "<name>"`; composing several modules in one scenario is the

@@ -7,7 +7,7 @@
 #include "engine/exec/parallel_for.hpp"
 
 #if defined(TISSUE_BACKEND_CUDA)
-#include "cuda/grid_rd_tuned.hpp"
+#include "modules/grid_rd/grid_rd_tuned.hpp"
 #endif
 
 namespace tissue::grid_rd {
@@ -50,7 +50,7 @@ void with_reaction(const reactions::ReactionSpec& spec, F&& f) {
 template <class Real>
 struct GridRdSystem<Real>::Chain {
 #if defined(TISSUE_BACKEND_CUDA)
-  std::optional<cuda::StepChainStorage> storage;  ///< made at the first tuned call
+  std::optional<StepChainStorage> storage;  ///< made at the first tuned call
 #endif
 };
 
@@ -78,8 +78,8 @@ void GridRdSystem<Real>::run(World&, const StepContext& ctx) {
 #if defined(TISSUE_BACKEND_CUDA)
     if (exec::backend() == exec::Backend::cuda && params_.kernel == Kernel::automatic) {
       if (!chain_->storage) chain_->storage.emplace(p.grid.ny, p.grid.nz);
-      if (cuda::rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps, {},
-                               &chain_->storage->chain)) {
+      if (rd_euler_tuned(p, reaction, dt, field_.current().data(), field_.next().data(), steps, {},
+                         &chain_->storage->chain)) {
         field_.swap();
         return;
       }

@@ -47,7 +47,7 @@ struct GridRdParams {
 
 /// System "grid_rd": steps_per_launch explicit steps of ctx.dt / steps_per_launch on the field. On the
 /// CUDA backend, one-step launches of consecutive calls overlap when nothing else runs between them
-/// (cuda::StepChain in cuda/step_chain.hpp, kept by the system across calls).
+/// (StepChain in step_chain.hpp, kept by the system across calls).
 template <class Real>
 class GridRdSystem final : public System {
  public:

@@ -7,11 +7,11 @@
 #include <limits>
 #include <vector>
 
-#include "cuda/grid_rd_tuned.hpp"
 #include "cuda/runtime.hpp"
 #include "engine/exec/backend.hpp"
 #include "modules/grid_rd/grid_rd.hpp"
 #include "modules/grid_rd/grid_rd_model.hpp"
+#include "modules/grid_rd/grid_rd_tuned.hpp"
 
 using namespace tissue;
 using namespace tissue::grid_rd;
@@ -83,7 +83,7 @@ GridRdParams base(GridShape shape, Stencil stencil) {
 }
 
 /// One float Gray-Scott step of the tuned kernels with launch shape `ts` equals the generic step bit for bit.
-void check_one_step(const GridRdParams& p, const cuda::TunedShape& ts, float dt) {
+void check_one_step(const GridRdParams& p, const grid_rd::TunedShape& ts, float dt) {
   auto generic = p;
   generic.kernel = Kernel::generic;
   const auto expected = run<float>(generic, 1, dt);
@@ -91,8 +91,8 @@ void check_one_step(const GridRdParams& p, const cuda::TunedShape& ts, float dt)
   auto& field = add_test_field<float>(world, p);
   const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
                                        static_cast<float>(p.reaction.gray_scott.k)};
-  REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(), field.next().data(),
-                               1, ts));
+  REQUIRE(grid_rd::rd_euler_tuned(p.kernel_params<float>(), gs, dt, field.current().data(),
+                                  field.next().data(), 1, ts));
   field.swap();
   field.download();
   REQUIRE(field.host().size() == expected.size());
@@ -228,18 +228,18 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   const GridRdParams p = base({600, 200, 1, 1.0}, Stencil::seed9);
   World world{Box{}, 0};
   auto& field = add_test_field<float>(world, p);
-  cuda::StepChainStorage storage(p.shape.ny, p.shape.nz);
-  cuda::StepChain& chain = storage.chain;
+  grid_rd::StepChainStorage storage(p.shape.ny, p.shape.nz);
+  grid_rd::StepChain& chain = storage.chain;
   DeviceBuffer<unsigned>& counters = storage.counters;
   const reactions::GrayScott<float> gs{0.038f, 0.061f};
-  const auto launch = [&](const cuda::TunedShape& ts) {
-    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 1.0f, field.current().data(),
-                                 field.next().data(), 1, ts, &chain));
+  const auto launch = [&](const grid_rd::TunedShape& ts) {
+    REQUIRE(grid_rd::rd_euler_tuned(p.kernel_params<float>(), gs, 1.0f, field.current().data(),
+                                    field.next().data(), 1, ts, &chain));
     field.swap();
   };
   // window 16 rows (14 output rows): 5 x 15 tiles. The first launch follows other work (the field's
   // upload): it waits for the whole grid and does not count; the second starts counting.
-  cuda::TunedShape sixteen;
+  grid_rd::TunedShape sixteen;
   sixteen.tile1_rows = sixteen.tile1_rows_unchained = 16;
   launch(sixteen);
   CHECK_FALSE(chain.counted);
@@ -256,7 +256,7 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
   // the download above was work on the stream: the next launch does not count (and takes the unchained
   // window, 16 rows: the counts stay); then another tiling (window 8 rows: 6 output rows -> 34 tile
   // rows) restarts the counts from zero
-  cuda::TunedShape eight;
+  grid_rd::TunedShape eight;
   eight.tile1_rows = 8;
   launch(eight);
   CHECK_FALSE(chain.counted);
@@ -297,13 +297,13 @@ TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda
   const GridRdParams p = base({200, 40, 70, 1.0}, Stencil::seven);
   World world{Box{}, 0};
   auto& field = add_test_field<float>(world, p);
-  cuda::StepChainStorage storage(p.shape.ny, p.shape.nz);
-  cuda::StepChain& chain = storage.chain;
+  grid_rd::StepChainStorage storage(p.shape.ny, p.shape.nz);
+  grid_rd::StepChain& chain = storage.chain;
   DeviceBuffer<unsigned>& counters = storage.counters;
   const reactions::GrayScott<float> gs{0.038f, 0.061f};
   for (int k = 0; k < 5; ++k) {
-    REQUIRE(cuda::rd_euler_tuned(p.kernel_params<float>(), gs, 0.5f, field.current().data(),
-                                 field.next().data(), 1, {}, &chain));
+    REQUIRE(grid_rd::rd_euler_tuned(p.kernel_params<float>(), gs, 0.5f, field.current().data(),
+                                    field.next().data(), 1, {}, &chain));
     field.swap();
   }
   // tiles of 512 floats x 8 rows: one in x, five in y; the chunks depend on the device's block slots. The
@@ -321,7 +321,7 @@ TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda
 
 TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
-  const auto compare = [](const GridRdParams& p, const cuda::TunedShape& ts, float dt) {
+  const auto compare = [](const GridRdParams& p, const grid_rd::TunedShape& ts, float dt) {
     auto generic = p;
     generic.kernel = Kernel::generic;
     generic.steps_per_launch = 1;
@@ -331,21 +331,21 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     auto& field = add_test_field<float>(world, p);
     const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
                                          static_cast<float>(p.reaction.gray_scott.k)};
-    REQUIRE(cuda::rd_euler_tuned(rp, gs, dt, field.current().data(), field.next().data(), p.steps_per_launch,
-                                 ts));
+    REQUIRE(grid_rd::rd_euler_tuned(rp, gs, dt, field.current().data(), field.next().data(),
+                                    p.steps_per_launch, ts));
     field.swap();
     field.download();
     REQUIRE(field.host().size() == expected.size());
     CHECK(std::memcmp(field.host().data(), expected.data(), expected.size() * sizeof(float)) == 0);
   };
   for (int rows : {1, 2, 4}) {
-    cuda::TunedShape ts;
+    grid_rd::TunedShape ts;
     ts.rows_2d = rows;
     compare(base({150, 90, 1, 1.0}, Stencil::seed9), ts, 1.0f);
   }
   for (int threads : {128, 256})
     for (int tile1_rows : {8, 16, 32, 64}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.tile1_rows = tile1_rows;
       ts.tile1_threads = threads;
       compare(base({600, 200, 1, 1.0}, Stencil::seed9), ts, 1.0f);
@@ -353,7 +353,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     }
   for (int tile_rows : {32, 48})
     for (int steps : {2, 4, 8}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.tile_rows = tile_rows;
       GridRdParams p = base({300, 200, 1, 1.0}, Stencil::seed9);
       p.steps_per_launch = steps;
@@ -361,7 +361,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     }
   for (int planes : {4, 8})
     for (const GridShape shape : {GridShape{150, 30, 41, 1.0}, GridShape{202, 40, 70, 1.0}}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = planes;
@@ -374,7 +374,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     }
   for (int rows : {1, 2, 4})
     for (bool z_middle : {false, true}) {
-      cuda::TunedShape ts;
+      grid_rd::TunedShape ts;
       ts.bulk = false;
       ts.streaming = false;
       ts.block_3d = 0;
@@ -389,7 +389,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
 
 TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
-  const auto compare = [](GridRdParams p, const cuda::TunedShape& ts, float dt) {
+  const auto compare = [](GridRdParams p, const grid_rd::TunedShape& ts, float dt) {
     INFO("grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << ", warps "
                  << ts.stream.warps_3d << ", planes " << ts.stream.planes_3d << ", ahead "
                  << ts.stream.depth_3d);
@@ -397,8 +397,8 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
   };
   // rows of 33 vectors (a partial warp), 21 rows (a partial block), 75 planes (chunks that do not divide
   // the grid, both march directions), every boundary kind on the faces the chunks and warps end at
-  for (const cuda::StreamShape& stream : cuda::kStreamShapes) {
-    cuda::TunedShape ts;
+  for (const grid_rd::StreamShape& stream : grid_rd::kStreamShapes) {
+    grid_rd::TunedShape ts;
     ts.bulk = false;
     ts.stream = stream;
     GridRdParams p = base({132, 21, 75, 1.0}, Stencil::seven);
@@ -415,7 +415,7 @@ TEST_CASE("every launch shape of the streaming 3D kernel equals the generic step
 
 TEST_CASE("every launch shape of the bulk-copy 3D kernel equals the generic step", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
-  const auto compare = [](GridRdParams p, const cuda::TunedShape& ts, float dt) {
+  const auto compare = [](GridRdParams p, const grid_rd::TunedShape& ts, float dt) {
     INFO("grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << ", tile bytes "
                  << ts.bulk_shape.tile_bytes << ", rows " << ts.bulk_shape.rows << ", buffers "
                  << ts.bulk_shape.buffers << ", planes " << ts.bulk_shape.planes << ", faces "
@@ -433,11 +433,11 @@ TEST_CASE("every launch shape of the bulk-copy 3D kernel equals the generic step
       {B::dirichlet, B::neumann, B::neumann, B::dirichlet, B::dirichlet, B::neumann},
       {B::periodic, B::periodic, B::neumann, B::neumann, B::dirichlet, B::dirichlet},
       {B::neumann, B::dirichlet, B::periodic, B::periodic, B::periodic, B::periodic}};
-  for (const cuda::BulkShape& bulk : cuda::kBulkShapes)
+  for (const grid_rd::BulkShape& bulk : grid_rd::kBulkShapes)
     for (const GridShape shape :
          {GridShape{132, 21, 75, 1.0}, GridShape{40, 20, 37, 1.0}, GridShape{520, 9, 11, 1.0}})
       for (const auto& faces : face_sets) {
-        cuda::TunedShape ts;
+        grid_rd::TunedShape ts;
         ts.bulk_shape = bulk;
         GridRdParams p = base(shape, Stencil::seven);
         p.faces = faces;

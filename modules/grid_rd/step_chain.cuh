@@ -1,6 +1,6 @@
 #pragma once
 /// @file step_chain.cuh
-/// Device and launch side of cuda::StepChain (step_chain.hpp): what a block of a chained launch takes,
+/// Device and launch side of StepChain (step_chain.hpp): what a block of a chained launch takes,
 /// the waits and the release on the completion counters, and the host bookkeeping of a launch.
 
 #include <cuda/atomic>
@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "cuda/runtime.hpp"
-#include "cuda/step_chain.hpp"
+#include "modules/grid_rd/step_chain.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// What a block of a chained launch takes of a StepChain (counters == nullptr: no chain).
 struct ChainArgs {
@@ -45,8 +45,8 @@ __device__ __forceinline__ void release_count(unsigned& counter) {
 /// Whether a launch from `in` to `out` would follow the chain's last launch with nothing between them
 /// (the launchers pick their chained tiling then, StepChain). False without a chain or during a capture.
 inline bool continues_chain(const StepChain* chain, const void* in, const void* out) {
-  return chain != nullptr && chain->counters != nullptr && !capturing() &&
-         chain->serial == enqueue_serial() && chain->last_out == in && chain->last_in == out;
+  return chain != nullptr && chain->counters != nullptr && !cuda::capturing() &&
+         chain->serial == cuda::enqueue_serial() && chain->last_out == in && chain->last_in == out;
 }
 
 /// The chain arguments of the next launch, which counts on `used` counters, `per_launch` blocks on each,
@@ -55,9 +55,10 @@ inline bool continues_chain(const StepChain* chain, const void* in, const void* 
 /// graph capture.
 inline ChainArgs join_chain(StepChain* chain, unsigned used, unsigned per_launch, unsigned rotation,
                             const void* in, const void* out) {
-  if (chain == nullptr || chain->counters == nullptr || used > chain->capacity || capturing()) return {};
+  if (chain == nullptr || chain->counters == nullptr || used > chain->capacity || cuda::capturing())
+    return {};
   if (chain->used != used || chain->per_launch != per_launch) {
-    zero(chain->counters, chain->capacity * sizeof(unsigned));
+    cuda::zero(chain->counters, chain->capacity * sizeof(unsigned));
     *chain = StepChain{chain->counters, chain->capacity, 0, used, per_launch};
   }
   ChainArgs args;
@@ -71,12 +72,12 @@ inline ChainArgs join_chain(StepChain* chain, unsigned used, unsigned per_launch
 /// Records a launch from `in` to `out` in the chain: counted (args from join_chain) or not (ChainArgs{}:
 /// the next launch may then start counting, after waiting for the whole grid).
 inline void count_launch(StepChain* chain, const ChainArgs& args, const void* in, const void* out) {
-  if (chain == nullptr || chain->counters == nullptr || capturing()) return;
+  if (chain == nullptr || chain->counters == nullptr || cuda::capturing()) return;
   chain->counted = args.counters != nullptr;
   if (chain->counted) ++chain->launches;
-  chain->serial = enqueue_serial();
+  chain->serial = cuda::enqueue_serial();
   chain->last_in = in;
   chain->last_out = out;
 }
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

@@ -6,11 +6,11 @@
 /// Called by rd_euler_tuned where the rows are 16-byte aligned (nx * sizeof(Real) a multiple of 16).
 /// Plain C++ interface (no CUDA headers).
 
-#include "cuda/step_chain.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
+#include "modules/grid_rd/step_chain.hpp"
 #include "modules/reactions/reactions.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// Launch shape of the bulk-copy kernel. The default is the fastest measured on an H100 (BENCHMARKS.md);
 /// the alternatives are compiled for float Gray-Scott only (bench_grid_rd --sweep).
@@ -38,7 +38,7 @@ inline constexpr BulkShape kBulkShapes[] = {
 /// is given (StepChain: a counter per (y tile, z chunk)). @throws std::invalid_argument for a shape that
 /// is not compiled; BackendError if the launch fails.
 template <class Real, class Reaction>
-void rd_bulk_3d(const BulkShape& shape, const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt,
+void rd_bulk_3d(const BulkShape& shape, const RdParams<Real>& p, const Reaction& reaction, Real dt,
                 const Real* in, Real* out, StepChain* chain = nullptr);
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

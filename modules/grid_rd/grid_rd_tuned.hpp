@@ -1,7 +1,8 @@
 #pragma once
 /// @file grid_rd_tuned.hpp
-/// Tuned CUDA kernels for the grid reaction-diffusion Euler step (modules/grid_rd), replacing the
-/// generic EulerStep functor where they apply, with bit-identical results (tests/cuda/).
+/// Tuned CUDA kernels for the grid reaction-diffusion Euler step (GridRdSystem), replacing the
+/// generic EulerStep functor where they apply, with bit-identical results (tests/cuda/). Compiled only in
+/// CUDA builds (TISSUE_BACKEND=cuda), into the modules library.
 ///   2D one step (seed9, five): a 128-column window is copied into shared memory asynchronously, each
 ///       thread marches a column; consecutive launches overlap (StepChain); or (rows_2d > 0) each thread
 ///       owns a column and `rows_2d` rows and requests every value it reads before computing (neighbours
@@ -19,13 +20,13 @@
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
-#include "cuda/grid_rd_bulk.hpp"
-#include "cuda/grid_rd_stream.hpp"
-#include "cuda/step_chain.hpp"
+#include "modules/grid_rd/grid_rd_bulk.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
+#include "modules/grid_rd/grid_rd_stream.hpp"
+#include "modules/grid_rd/step_chain.hpp"
 #include "modules/reactions/reactions.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// Launch shape of the tuned kernels. The defaults are the fastest measured on an H100 (BENCHMARKS.md);
 /// the alternatives exist for float only, for `bench_grid_rd --sweep` (double always uses the defaults).
@@ -56,7 +57,7 @@ struct TunedShape {
 /// the 3D bulk-copy march join `chain` when one is given (StepChain). @return false, having done nothing,
 /// when no tuned kernel covers the configuration (a stencil/dimension mismatch).
 template <class Real, class Reaction>
-bool rd_euler_tuned(const grid_rd::RdParams<Real>& p, const Reaction& reaction, Real dt, Real* in, Real* out,
+bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, Real* in, Real* out,
                     int steps, const TunedShape& shape = {}, StepChain* chain = nullptr);
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

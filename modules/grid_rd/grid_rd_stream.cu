@@ -25,16 +25,14 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/grid_rd_common.cuh"
-#include "cuda/grid_rd_stream.hpp"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
+#include "modules/grid_rd/grid_rd_common.cuh"
+#include "modules/grid_rd/grid_rd_stream.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 namespace {
-
-using grid_rd::RdParams;
 
 /// Four consecutive x nodes of one species.
 template <class Real>
@@ -121,7 +119,7 @@ __device__ __forceinline__ void update_quad(const RdParams<Real>& p, const React
   Real na[4], nb[4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
-    grid_rd::euler_node(p, reaction, dt, c[0].v[i], c[1].v[i], lap[0][i], lap[1][i], na[i], nb[i]);
+    euler_node(p, reaction, dt, c[0].v[i], c[1].v[i], lap[0][i], lap[1][i], na[i], nb[i]);
   if (active) {
     store_quad(out + o, na);
     store_quad(out + p.grid.cells() + o, nb);
@@ -162,7 +160,7 @@ __global__ void __launch_bounds__(32 * W) rd_stream_3d(RdParams<Real> p, Reactio
                                                        const Real* __restrict__ in, Real* __restrict__ out) {
   static_assert(D >= 1, "planes are requested at least one iteration ahead");
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  cuda::pdl_prologue();
   const int lane = static_cast<int>(threadIdx.x);
   const int x4 = (static_cast<int>(blockIdx.x) * 32 + lane) * 4;
   const int y = static_cast<int>(blockIdx.y) * W + static_cast<int>(threadIdx.y);
@@ -209,7 +207,7 @@ __global__ void __launch_bounds__(32 * W) rd_stream_3d(RdParams<Real> p, Reactio
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const Real mw = i > 0 ? m.q.v[i - 1] : m.west, me = i < 3 ? m.q.v[i + 1] : m.east;
-        lap[s][i] = grid_rd::seven_point(no.v[i], mw, m.q.v[i], me, so.v[i], a.v[i], b.v[i], p.inv_h2);
+        lap[s][i] = seven_point(no.v[i], mw, m.q.v[i], me, so.v[i], a.v[i], b.v[i], p.inv_h2);
       }
     }
     update_quad(p, reaction, dt, c, lap, out, g.index(x4, y, z), active);
@@ -221,9 +219,9 @@ __global__ void __launch_bounds__(32 * W) rd_stream_3d(RdParams<Real> p, Reactio
 template <class Real, class Reaction, int W, int RZ, int D>
 void launch_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const Real* in, Real* out) {
   const dim3 grid((p.grid.nx + 127) / 128, (p.grid.ny + W - 1) / W, (p.grid.nz + RZ - 1) / RZ);
-  launch_pdl("rd_stream_3d", rd_stream_3d<Real, Reaction, W, RZ, D>, grid, dim3(32, W), 0, nullptr, p, r, dt,
-             in, out);
-  check_last_launch("rd_stream_3d");
+  cuda::launch_pdl("rd_stream_3d", rd_stream_3d<Real, Reaction, W, RZ, D>, grid, dim3(32, W), 0, nullptr, p,
+                   r, dt, in, out);
+  cuda::check_last_launch("rd_stream_3d");
 }
 
 [[noreturn]] void unknown_shape(int warps, int chunk, int depth) {
@@ -262,4 +260,4 @@ void rd_stream_3d(const StreamShape& t, const RdParams<Real>& p, const Reaction&
 TISSUE_GRID_RD_REACTIONS(TISSUE_STREAM_INSTANTIATE)
 #undef TISSUE_STREAM_INSTANTIATE
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

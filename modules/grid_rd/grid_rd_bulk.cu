@@ -36,18 +36,17 @@
 #include <string>
 #include <type_traits>
 
-#include "cuda/grid_rd_bulk.hpp"
-#include "cuda/grid_rd_common.cuh"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
-#include "cuda/step_chain.cuh"
+#include "modules/grid_rd/grid_rd_bulk.hpp"
+#include "modules/grid_rd/grid_rd_common.cuh"
+#include "modules/grid_rd/step_chain.cuh"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 namespace {
 
 namespace ptx = ::cuda::ptx;
-using grid_rd::RdParams;
 
 /// Shape of a block: a tile of TX = TXB bytes of x (TXB / sizeof(Real) nodes) by TY rows, NB plane
 /// buffers of [species 2][TY + 2 rows][WX] in shared memory with two mbarriers each (full, empty), and
@@ -131,8 +130,8 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
     ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
   }
   __syncthreads();
-  if (chain.wait_grid) pdl_wait();
-  pdl_launch_dependents();  // on every path: the next launch's blocks wait only on started ones
+  if (chain.wait_grid) cuda::pdl_wait();
+  cuda::pdl_launch_dependents();  // on every path: the next launch's blocks wait only on started ones
 
   if (warp == kComputeWarps) {
     if (!chain.wait_grid) {
@@ -234,10 +233,10 @@ __global__ void __launch_bounds__(BulkConfig<Real, TXB, TY, NB>::THREADS,
             u = neighbour(g, up_out, 5, s, c, u);
             d = neighbour(g, down_out, 4, s, c, d);
           }
-          lap[s] = grid_rd::seven_point(no, we, c, ea, so, u, d, p.inv_h2);
+          lap[s] = seven_point(no, we, c, ea, so, u, d, p.inv_h2);
         }
         Real na, nb;
-        grid_rd::euler_node(p, reaction, dt, centre[0], centre[1], lap[0], lap[1], na, nb);
+        euler_node(p, reaction, dt, centre[0], centre[1], lap[0], lap[1], na, nb);
         if (active_x && gy < g.ny) {
           out[o] = na;
           out[n + o] = nb;
@@ -299,9 +298,9 @@ void launch_bulk_3d(const BulkShape& shape, const RdParams<Real>& p, const React
              ubz = static_cast<unsigned>(bz);
   const ChainArgs args =  // a counter per (y tile, chunk)
       chained ? join_chain(chain, uby * ubz, ubx, ubz, in, out) : ChainArgs{};
-  launch_pdl("rd_bulk_3d", kernel, dim3(ubx, uby, ubz), dim3(L::THREADS), L::SMEM, nullptr, p, r, dt, in, out,
-             chunk, args);
-  check_last_launch("rd_bulk_3d");
+  cuda::launch_pdl("rd_bulk_3d", kernel, dim3(ubx, uby, ubz), dim3(L::THREADS), L::SMEM, nullptr, p, r, dt,
+                   in, out, chunk, args);
+  cuda::check_last_launch("rd_bulk_3d");
   count_launch(chain, args, in, out);
 }
 
@@ -336,4 +335,4 @@ void rd_bulk_3d(const BulkShape& t, const RdParams<Real>& p, const Reaction& r, 
 TISSUE_GRID_RD_REACTIONS(TISSUE_BULK_INSTANTIATE)
 #undef TISSUE_BULK_INSTANTIATE
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

@@ -8,7 +8,7 @@
 
 #include "engine/exec/device_buffer.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// Chain of one-step launches (the 2D shared-memory tile kernel, the 3D bulk-copy march) that overlap: a
 /// launch that continues the chain does not wait for the whole previous launch (programmatic dependent
@@ -26,7 +26,7 @@ namespace tissue::cuda {
 /// rest. A launch continues the chain only when the previous operation on the engine's stream
 /// (cuda::enqueue_serial) was the chain's last launch, reading the buffer that launch wrote and writing the
 /// one it read. Every other launch waits for the whole grid, as without a chain, and takes the tiling
-/// that is fastest so (cuda::TunedShape::tile1_rows_unchained, BulkShape::unchained_planes); the launch
+/// that is fastest so (TunedShape::tile1_rows_unchained, BulkShape::unchained_planes); the launch
 /// after it starts counting. Not used while a graph is being captured.
 struct StepChain {
   unsigned* counters = nullptr;   ///< device words, `capacity` of them
@@ -53,4 +53,4 @@ struct StepChainStorage {
   StepChain chain;
 };
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

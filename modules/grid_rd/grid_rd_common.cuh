@@ -22,7 +22,7 @@
   M(float, ::tissue::reactions::Polynomial<float>)  \
   M(double, ::tissue::reactions::Polynomial<double>)
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// Rows (planes) [begin, begin + count) of chunk `chunk` of `size` rows in an extent of `extent`, marched
 /// from `first` in direction `step` (+1 or -1). Even chunks march up, odd chunks down, so that two
@@ -53,4 +53,4 @@ void allow_dynamic_smem(std::size_t bytes) {
   done = true;
 }
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

@@ -6,19 +6,16 @@
 #include <type_traits>
 #include <utility>
 
-#include "cuda/grid_rd_common.cuh"
-#include "cuda/grid_rd_tuned.hpp"
 #include "cuda/pdl.cuh"
 #include "cuda/runtime.hpp"
-#include "cuda/step_chain.cuh"
 #include "engine/exec/error.hpp"
+#include "modules/grid_rd/grid_rd_common.cuh"
+#include "modules/grid_rd/grid_rd_tuned.hpp"
+#include "modules/grid_rd/step_chain.cuh"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 namespace {
-
-using grid_rd::RdParams;
-using grid_rd::Stencil;
 
 // ---------------------------------------------------------------------------------------------------
 // One step per launch, 2D: thread (lane, warp) owns column x = block x + lane and RY consecutive rows. It
@@ -62,13 +59,12 @@ __device__ __forceinline__ void rows_2d(const RdParams<Real>& p, const Reaction&
     for (int s = 0; s < 2; ++s) {
       const Real(*w)[3] = v[s] + r;  // rows y - 1, y, y + 1
       if constexpr (S == Stencil::five)
-        lap[s] = grid_rd::five_point(w[2][1], w[1][0], w[1][1], w[1][2], w[0][1], p.inv_h2);
+        lap[s] = five_point(w[2][1], w[1][0], w[1][1], w[1][2], w[0][1], p.inv_h2);
       else
-        lap[s] =
-            grid_rd::seed9(w[2][0], w[2][1], w[2][2], w[1][0], w[1][1], w[1][2], w[0][0], w[0][1], w[0][2]);
+        lap[s] = seed9(w[2][0], w[2][1], w[2][2], w[1][0], w[1][1], w[1][2], w[0][0], w[0][1], w[0][2]);
     }
     const std::size_t o = static_cast<std::size_t>(y) * static_cast<std::size_t>(g.nx) + x;
-    grid_rd::euler_node(p, reaction, dt, v[0][r + 1][1], v[1][r + 1][1], lap[0], lap[1], out[o], out[n + o]);
+    euler_node(p, reaction, dt, v[0][r + 1][1], v[1][r + 1][1], lap[0], lap[1], out[o], out[n + o]);
   }
 }
 
@@ -77,7 +73,7 @@ __global__ void __launch_bounds__(32 * kRowWarps)
     rd_rows_2d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
                Real* __restrict__ out) {
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  cuda::pdl_prologue();
   const int bx = static_cast<int>(blockIdx.x) * 32, by = static_cast<int>(blockIdx.y) * (kRowWarps * RY);
   const int x = bx + static_cast<int>(threadIdx.x), y0 = by + static_cast<int>(threadIdx.y) * RY;
   const bool fast =
@@ -127,10 +123,10 @@ __device__ __forceinline__ void rows_3d(const RdParams<Real>& p, const Reaction&
       const Real* u = in + s * n;
       const Real e = load3<Real, kFast>(g, u, s, x + 1, y, z), w = load3<Real, kFast>(g, u, s, x - 1, y, z);
       const Real no = load3<Real, kFast>(g, u, s, x, y + 1, z), so = load3<Real, kFast>(g, u, s, x, y - 1, z);
-      lap[s] = grid_rd::seven_point(no, w, c[s][r + 1], e, so, c[s][r + 2], c[s][r], p.inv_h2);
+      lap[s] = seven_point(no, w, c[s][r + 1], e, so, c[s][r + 2], c[s][r], p.inv_h2);
     }
     const std::size_t o = g.index(x, y, z);
-    grid_rd::euler_node(p, reaction, dt, c[0][r + 1], c[1][r + 1], lap[0], lap[1], out[o], out[n + o]);
+    euler_node(p, reaction, dt, c[0][r + 1], c[1][r + 1], lap[0], lap[1], out[o], out[n + o]);
   }
 }
 
@@ -139,7 +135,7 @@ __global__ void __launch_bounds__(32 * kRowWarps)
     rd_rows_3d(RdParams<Real> p, Reaction reaction, Real dt, const Real* __restrict__ in,
                Real* __restrict__ out) {
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  cuda::pdl_prologue();
   const int bx = static_cast<int>(blockIdx.x) * 32;
   const int by = static_cast<int>(kZMiddle ? blockIdx.z : blockIdx.y) * kRowWarps;
   const int bz = static_cast<int>(kZMiddle ? blockIdx.y : blockIdx.z) * RZ;
@@ -245,9 +241,9 @@ __device__ Real ghost_value(const GridGeometry<Real>& g, const Real* t, int wx, 
 template <class Real, Stencil S>
 __device__ __forceinline__ Real window_laplacian(const Real (&w)[3][3], Real inv_h2) {
   if constexpr (S == Stencil::five)
-    return grid_rd::five_point(w[2][1], w[1][0], w[1][1], w[1][2], w[0][1], inv_h2);
+    return five_point(w[2][1], w[1][0], w[1][1], w[1][2], w[0][1], inv_h2);
   else
-    return grid_rd::seed9(w[2][0], w[2][1], w[2][2], w[1][0], w[1][1], w[1][2], w[0][0], w[0][1], w[0][2]);
+    return seed9(w[2][0], w[2][1], w[2][2], w[1][0], w[1][1], w[1][2], w[0][0], w[0][1], w[0][2]);
 }
 
 /// One step of both species for column x, rows y0 .. y0 + kRows - 1 of a window (width WX, species
@@ -273,7 +269,7 @@ __device__ __forceinline__ void march_window(const RdParams<Real>& p, const Reac
       for (int c = 0; c < 3; ++c) w[s][2][c] = src[s * area + (y + 1) * WX + x - 1 + c];
     const Real la = window_laplacian<Real, S>(w[0], p.inv_h2), lb = window_laplacian<Real, S>(w[1], p.inv_h2);
     Real na, nb;
-    grid_rd::euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
+    euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
     if constexpr (kGlobal) {
       if (gx < g.nx && gy0 + k < g.ny) {
         const std::size_t o = static_cast<std::size_t>(gy0 + k) * static_cast<std::size_t>(g.nx) + gx;
@@ -334,7 +330,7 @@ __device__ void tile_general(const RdParams<Real>& p, const Reaction& reaction, 
         const Real la = window_laplacian<Real, S>(w[0], p.inv_h2),
                    lb = window_laplacian<Real, S>(w[1], p.inv_h2);
         Real na, nb;
-        grid_rd::euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
+        euler_node(p, reaction, dt, w[0][1][1], w[1][1][1], la, lb, na, nb);
         if (last) {
           const std::size_t o = static_cast<std::size_t>(gy) * static_cast<std::size_t>(g.nx) + gx;
           out[o] = na;
@@ -373,7 +369,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes) + kChunk;  // buffers [2][species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  cuda::pdl_prologue();
   const std::size_t n = g.cells();
   const int ox = static_cast<int>(blockIdx.x) * TX - R, oy = static_cast<int>(blockIdx.y) * TY - R;
   const bool inside = ox >= 0 && oy >= 0 && ox + WX <= g.nx && oy + WY <= g.ny;  // block-uniform
@@ -436,8 +432,8 @@ __global__ void __launch_bounds__(kThreads)
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes);  // [species 2][AREA]
   const GridGeometry<Real>& g = p.grid;
-  if (chain.wait_grid) pdl_wait();
-  pdl_launch_dependents();  // first, on every path: the next launch's blocks wait only on started ones
+  if (chain.wait_grid) cuda::pdl_wait();
+  cuda::pdl_launch_dependents();  // first, on every path: the next launch's blocks wait only on started ones
   const std::size_t n = g.cells();
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
   const int rows = static_cast<int>(gridDim.y);
@@ -497,7 +493,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
   extern __shared__ __align__(16) unsigned char smem_bytes[];
   Real* smem = reinterpret_cast<Real*>(smem_bytes);  // [species 2][VOL]
   const GridGeometry<Real>& g = p.grid;
-  pdl_prologue();
+  cuda::pdl_prologue();
   const std::size_t n = g.cells();
   const int tid = static_cast<int>(threadIdx.y) * kTileThreadsX + static_cast<int>(threadIdx.x);
   const int ox = static_cast<int>(blockIdx.x) * kBlock3W - HX,
@@ -545,10 +541,10 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
       for (int s = 0; s < 2; ++s) {
         const Real* c = smem + s * VOL + at;
         v[s] = c[0];
-        lap[s] = grid_rd::seven_point(c[WX], c[-1], c[0], c[1], c[-WX], c[PLANE], c[-PLANE], p.inv_h2);
+        lap[s] = seven_point(c[WX], c[-1], c[0], c[1], c[-WX], c[PLANE], c[-PLANE], p.inv_h2);
       }
       Real na, nb;
-      grid_rd::euler_node(p, reaction, dt, v[0], v[1], lap[0], lap[1], na, nb);
+      euler_node(p, reaction, dt, v[0], v[1], lap[0], lap[1], na, nb);
       if (gx < g.nx && gy < g.ny && gz < g.nz) {
         const std::size_t o = g.index(gx, gy, gz);
         out[o] = na;
@@ -559,7 +555,7 @@ __global__ void __launch_bounds__(kTileThreadsX* kTileThreadsY)
 }
 
 void check_launch(const char* what) {
-  check_last_launch(what);
+  cuda::check_last_launch(what);
 }
 
 template <class Real, class Reaction, int W, int WY, int kThreads, Stencil S>
@@ -571,7 +567,8 @@ void launch_tile1_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
   const dim3 grid((p.grid.nx + W - 1) / W, (p.grid.ny + WY - 3) / (WY - 2));
   const ChainArgs args =  // a counter per tile row
       counted ? join_chain(chain, grid.y, grid.x, grid.y, in, out) : ChainArgs{};
-  launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out, args);
+  cuda::launch_pdl("rd_tile1_2d", kernel, grid, dim3(32, kThreads / 32), bytes, nullptr, p, r, dt, in, out,
+                   args);
   check_launch("rd_tile1_2d");
   count_launch(chain, args, in, out);
 }
@@ -581,7 +578,7 @@ void launch_rows_2d(int rows, const RdParams<Real>& p, const Reaction& r, Real d
                     Real* out) {
   const auto launch = [&](auto kernel, int ry) {
     const dim3 grid((p.grid.nx + 31) / 32, (p.grid.ny + kRowWarps * ry - 1) / (kRowWarps * ry));
-    launch_pdl("rd_rows_2d", kernel, grid, dim3(32, kRowWarps), 0, nullptr, p, r, dt, in, out);
+    cuda::launch_pdl("rd_rows_2d", kernel, grid, dim3(32, kRowWarps), 0, nullptr, p, r, dt, in, out);
     check_launch("rd_rows_2d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -597,8 +594,8 @@ void launch_rows_3d(int rows, bool z_middle, const RdParams<Real>& p, const Reac
   const auto launch = [&](auto kernel, int rz, bool zm) {
     const unsigned bx = (p.grid.nx + 31) / 32, by = (p.grid.ny + kRowWarps - 1) / kRowWarps,
                    bz = (p.grid.nz + rz - 1) / rz;
-    launch_pdl("rd_rows_3d", kernel, zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps), 0,
-               nullptr, p, r, dt, in, out);
+    cuda::launch_pdl("rd_rows_3d", kernel, zm ? dim3(bx, bz, by) : dim3(bx, by, bz), dim3(32, kRowWarps), 0,
+                     nullptr, p, r, dt, in, out);
     check_launch("rd_rows_3d");
   };
   if constexpr (std::is_same_v<Real, float>) {  // alternatives for bench_grid_rd --sweep
@@ -620,8 +617,8 @@ void launch_block_3d(const RdParams<Real>& p, const Reaction& r, Real dt, const 
   allow_dynamic_smem<kernel>(bytes);
   const dim3 grid((p.grid.nx + kBlock3W - 1) / kBlock3W, (p.grid.ny + kBlock3H - 1) / kBlock3H,
                   (p.grid.nz + D - 1) / D);
-  launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt, in,
-             out);
+  cuda::launch_pdl("rd_block_3d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt,
+                   in, out);
   check_launch("rd_block_3d");
 }
 
@@ -632,8 +629,8 @@ void launch_tile_2d(const RdParams<Real>& p, const Reaction& r, Real dt, const R
   allow_dynamic_smem<kernel>(bytes);
   constexpr int TX = kTileWidth - 2 * T, TY = WY - 2 * T;
   const dim3 grid((p.grid.nx + TX - 1) / TX, (p.grid.ny + TY - 1) / TY);
-  launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt, in,
-             out);
+  cuda::launch_pdl("rd_tile_2d", kernel, grid, dim3(kTileThreadsX, kTileThreadsY), bytes, nullptr, p, r, dt,
+                   in, out);
   check_launch("rd_tile_2d");
 }
 
@@ -731,7 +728,7 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
       launch_2d<Real, Reaction, Stencil::seed9>(t, shape, p, reaction, dt, src, dst, chain);
     src = dst;
   }
-  if (src != out) copy(out, true, src, true, bytes);
+  if (src != out) cuda::copy(out, true, src, true, bytes);
   return true;
 }
 
@@ -741,4 +738,4 @@ bool rd_euler_tuned(const RdParams<Real>& p, const Reaction& reaction, Real dt, 
 TISSUE_GRID_RD_REACTIONS(TISSUE_TUNED_INSTANTIATE)
 #undef TISSUE_TUNED_INSTANTIATE
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd

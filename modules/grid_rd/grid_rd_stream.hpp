@@ -7,7 +7,7 @@
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/reactions/reactions.hpp"
 
-namespace tissue::cuda {
+namespace tissue::grid_rd {
 
 /// Launch shape of the streaming kernel. The defaults are the fastest measured on an H100
 /// (BENCHMARKS.md); the alternatives are compiled for float Gray-Scott only (bench_grid_rd --sweep).
@@ -26,7 +26,7 @@ inline constexpr StreamShape kStreamShapes[] = {{4, 32, 1}, {4, 32, 2},  {4, 32,
 /// arrays, 16-byte aligned, nx a multiple of 4). @throws std::invalid_argument for a shape that is not
 /// compiled; BackendError if the launch fails.
 template <class Real, class Reaction>
-void rd_stream_3d(const StreamShape& shape, const grid_rd::RdParams<Real>& p, const Reaction& reaction,
-                  Real dt, const Real* in, Real* out);
+void rd_stream_3d(const StreamShape& shape, const RdParams<Real>& p, const Reaction& reaction, Real dt,
+                  const Real* in, Real* out);
 
-}  // namespace tissue::cuda
+}  // namespace tissue::grid_rd
