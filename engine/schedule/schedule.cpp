@@ -12,6 +12,12 @@ std::string join(const std::vector<std::string>& v) {
   return out.empty() ? "-" : out;
 }
 
+std::string join(const std::vector<ColumnRef>& v) {
+  std::vector<std::string> names;
+  for (const auto& c : v) names.push_back(c.str());
+  return join(names);
+}
+
 /// @throws std::invalid_argument for every < 1 or substeps < 1 of system `name`.
 void check_cadence(const std::string& name, int every, int substeps) {
   if (every < 1) throw std::invalid_argument("system '" + name + "': every must be >= 1");
@@ -81,8 +87,11 @@ std::string Schedule::describe() const {
     if (e.every > 1) out << " (every " << e.every << " steps, step length " << e.every << " dt)";
     if (e.substeps > 1)
       out << " (" << e.substeps << " sub-steps of " << e.every << " dt / " << e.substeps << " per run)";
-    out << "\n    reads:  " << join(e.system->reads()) << "\n    writes: " << join(e.system->writes())
-        << "\n";
+    const AccessList access = e.system->access();
+    out << "\n    reads:  " << join(access.columns(AccessMode::read)) << "\n";
+    const auto previous = access.columns(AccessMode::read_previous);
+    if (!previous.empty()) out << "    reads previous step: " << join(previous) << "\n";
+    out << "    writes: " << join(access.columns(AccessMode::write)) << "\n";
   }
   out << "between steps, on host mirrors (then compact and re-upload):\n";
   if (hooks_.empty()) out << "  (no hooks)\n";

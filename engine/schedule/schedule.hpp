@@ -4,7 +4,8 @@
 ///
 /// A System advances some components of the World by one time step dt on the active backend. The
 /// Schedule runs the due systems in the order they were added, advances the clock, then runs the due
-/// hooks on host mirrors (download -> hooks -> World::commit(), which compacts and re-uploads).
+/// hooks on host mirrors (download -> hooks -> World::commit(), which compacts and re-uploads). Systems
+/// declare the columns they read and write (access.hpp).
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/schedule/access.hpp"
 
 namespace tissue {
 
@@ -30,10 +32,9 @@ class System {
   virtual ~System() = default;
   /// Short unique name, e.g. "sem".
   virtual std::string name() const = 0;
-  /// Components read, as "table.column" (for the printed schedule and order checks).
-  virtual std::vector<std::string> reads() const = 0;
-  /// Components written.
-  virtual std::vector<std::string> writes() const = 0;
+  /// The columns each run reads (in the same step, or the previous step's values) and writes, truthfully:
+  /// the schedule prints them.
+  virtual AccessList access() const = 0;
   /// Advances the system by ctx.dt * every (the schedule passes the system's own step length).
   virtual void run(World& world, const StepContext& ctx) = 0;
   /// Checks, before the first step, that the system can take steps of length h [time] (e.g. an explicit
@@ -65,7 +66,8 @@ class Schedule {
   /// hooks (+ World::commit()).
   void step(World& world, double dt);
 
-  /// Human-readable schedule: one line per system/hook with cadence, reads and writes.
+  /// Human-readable schedule: per system its cadence and its declared reads, reads of the previous step
+  /// (when any) and writes; one line per hook.
   std::string describe() const;
 
   std::size_t system_count() const { return systems_.size(); }

@@ -60,14 +60,18 @@ void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* memb
 GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
-std::vector<std::string> GeneNetworkSystem::reads() const {
-  std::vector<std::string> r{"elements.x",  "elements.y", "elements.z", "elements.type", "cells.first",
-                             "cells.count", "cells.cx",   "cells.cy",   "cells.cz",      "cells.species"};
-  if (!params_.tgf_beta_field.empty()) r.push_back("cells." + params_.tgf_beta_field);
-  return r;
+AccessList adhesion_input_access(bool membrane) {
+  return AccessList()
+      .read("elements", membrane ? std::vector<std::string>{"x", "y", "z", "type"}
+                                 : std::vector<std::string>{"z", "type"})
+      .read("cells", {"first", "count"});
 }
-std::vector<std::string> GeneNetworkSystem::writes() const {
-  return {"cells.species", "cells.flags"};
+
+AccessList GeneNetworkSystem::access() const {
+  AccessList a = adhesion_input_access(membrane_ != nullptr);
+  a.read("cells", {"cx", "cy", "cz", "species", "flags"});  // flags: the other bits are kept
+  if (!params_.tgf_beta_field.empty()) a.read("cells", {params_.tgf_beta_field});
+  return a.write("cells", {"species", "flags"});
 }
 
 void GeneNetworkSystem::run(World& w, const StepContext& ctx) {

@@ -12,8 +12,9 @@ struct Recorder final : System {
   std::string id;
   std::vector<std::string>* log;
   std::string name() const override { return id; }
-  std::vector<std::string> reads() const override { return {"cells.count"}; }
-  std::vector<std::string> writes() const override { return {"cells.flags"}; }
+  AccessList access() const override {
+    return AccessList().read("cells", {"count"}).write("cells", {"flags"});
+  }
   void run(World&, const StepContext& ctx) override {
     log->push_back(id + "@" + std::to_string(ctx.step) + ":" + std::to_string(ctx.dt));
   }
@@ -63,8 +64,7 @@ TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start time
   struct Clock final : System {
     std::vector<double>* times;
     std::string name() const override { return "clock"; }
-    std::vector<std::string> reads() const override { return {}; }
-    std::vector<std::string> writes() const override { return {}; }
+    AccessList access() const override { return {}; }
     void run(World&, const StepContext& ctx) override { times->push_back(ctx.time); }
   };
   Schedule s;
