@@ -58,6 +58,7 @@ std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) {
                                         ? curvature_flow::build_conformal_willmore(root, settings)
                                         : epidermis::build(root, settings);
   apply_schedule_table(root.table("schedule"), sim->schedule);
+  sim->schedule.check_access();  // the order against the systems' declared reads and writes
   if (model != "surface_rd") sim->dt = settings.dt;  // surface_rd derives its default from the mesh
   sim->schedule.check_step_lengths(sim->dt);
   sim->steps = settings.steps;

@@ -1,8 +1,8 @@
 #pragma once
 /// @file access.hpp
 /// What a system reads and writes of the World, declared as data (EnTT's organizer, FLAME GPU 2's
-/// layers), so that the step order is data the Schedule can print and check. A declaration is one short
-/// chain per system:
+/// layers): the Schedule prints the declarations and checks the step order against them
+/// (Schedule::check_access). A declaration is one short chain per system:
 ///
 ///   AccessList access() const override {
 ///     return AccessList().read("elements", {"x", "y", "z"}).write("cells", {"cx", "cy", "cz"});

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/exec/error.hpp"
+
 namespace tissue {
 
 namespace {
@@ -44,6 +46,27 @@ void Schedule::set_cadence(const std::string& name, int every, int substeps) {
 
 void Schedule::check_step_lengths(double dt) const {
   for (const auto& e : systems_) e.system->check_step_length(dt * e.every / e.substeps);
+}
+
+void Schedule::check_access() const {
+  std::vector<AccessList> access;
+  for (const auto& e : systems_) access.push_back(e.system->access());
+  for (std::size_t i = 0; i < systems_.size(); ++i)
+    for (std::size_t j = i + 1; j < systems_.size(); ++j) {
+      const std::string a = systems_[i].system->name(), b = systems_[j].system->name();
+      for (const auto& c : access[i].columns(AccessMode::read))
+        if (access[j].has(AccessMode::write, c))
+          throw InputError("schedule: system '" + a + "' reads " + c.str() + " before the later system '" +
+                           b + "' writes it in the same step: run '" + b + "' before '" + a +
+                           "', or declare that '" + a + "' reads the previous step's " + c.str() +
+                           " (AccessList::read_previous)");
+      for (const auto& c : access[j].columns(AccessMode::read_previous))
+        if (access[i].has(AccessMode::write, c))
+          throw InputError("schedule: system '" + b + "' reads the previous step's " + c.str() +
+                           ", but the earlier system '" + a + "' writes it in the same step: run '" + b +
+                           "' before '" + a + "', or declare that '" + b + "' reads " + c.str() +
+                           " as the earlier systems leave it (AccessList::read)");
+    }
 }
 
 std::vector<std::string> Schedule::system_names() const {
