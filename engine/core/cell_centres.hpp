@@ -41,9 +41,9 @@ class CellCentreSystem final : public System {
   std::string name() const override { return "cell_centres"; }
   AccessList access() const override {
     return AccessList()
-        .read("elements", {"x", "y", "z"})
-        .read("cells", {"first", "count"})
-        .write("cells", {"cx", "cy", "cz"});
+        .read("elements", "x", "y", "z")
+        .read("cells", "first", "count")
+        .write("cells", "cx", "cy", "cz");
   }
   void run(World& world, const StepContext& ctx) override;
 };

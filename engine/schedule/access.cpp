@@ -16,26 +16,12 @@ const char* to_string(AccessMode mode) {
   return "?";
 }
 
-AccessList& AccessList::read(const std::string& table, const std::vector<std::string>& columns) {
-  return add(AccessMode::read, table, columns);
+void AccessList::append(AccessMode mode, const std::string& table, const std::string& column) {
+  entries_.push_back({ColumnRef{table, column}, mode});
 }
 
-AccessList& AccessList::read_previous(const std::string& table, const std::vector<std::string>& columns) {
-  return add(AccessMode::read_previous, table, columns);
-}
-
-AccessList& AccessList::write(const std::string& table, const std::vector<std::string>& columns) {
-  return add(AccessMode::write, table, columns);
-}
-
-AccessList& AccessList::read_write(const std::string& table, const std::vector<std::string>& columns) {
-  return read(table, columns).write(table, columns);
-}
-
-AccessList& AccessList::add(AccessMode mode, const std::string& table,
-                            const std::vector<std::string>& columns) {
-  for (const auto& c : columns) entries_.push_back({ColumnRef{table, c}, mode});
-  return *this;
+void AccessList::append(AccessMode mode, const std::string& table, const std::vector<std::string>& columns) {
+  for (const auto& c : columns) append(mode, table, c);
 }
 
 std::vector<ColumnRef> AccessList::columns(AccessMode mode) const {

@@ -5,7 +5,7 @@
 /// (Schedule::check_access). A declaration is one short chain per system:
 ///
 ///   AccessList access() const override {
-///     return AccessList().read("elements", {"x", "y", "z"}).write("cells", {"cx", "cy", "cz"});
+///     return AccessList().read("elements", "x", "y", "z").write("cells", "cx", "cy", "cz");
 ///   }
 
 #include <string>
@@ -48,18 +48,38 @@ struct Access {
 };
 
 /// A system's declarations, in the order given; built one table at a time with the chainable helpers.
+/// Columns are arguments after the table: names, or vectors of names for lists known at run time
+/// (`read("cells", "species", fields)`). No braced lists: nvcc drops the braces of a one-element list
+/// of a dependent expression in a class template (`{field_.name()}`).
 class AccessList {
  public:
   /// Declares a same-step read of `columns` of `table`.
-  AccessList& read(const std::string& table, const std::vector<std::string>& columns);
+  template <class... Columns>
+  AccessList& read(const std::string& table, const Columns&... columns) {
+    return add(AccessMode::read, table, columns...);
+  }
   /// Declares a read of the previous step's values of `columns` of `table`.
-  AccessList& read_previous(const std::string& table, const std::vector<std::string>& columns);
+  template <class... Columns>
+  AccessList& read_previous(const std::string& table, const Columns&... columns) {
+    return add(AccessMode::read_previous, table, columns...);
+  }
   /// Declares writes of `columns` of `table`.
-  AccessList& write(const std::string& table, const std::vector<std::string>& columns);
+  template <class... Columns>
+  AccessList& write(const std::string& table, const Columns&... columns) {
+    return add(AccessMode::write, table, columns...);
+  }
   /// Declares a same-step read and a write of `columns` of `table` (an update in place).
-  AccessList& read_write(const std::string& table, const std::vector<std::string>& columns);
+  template <class... Columns>
+  AccessList& read_write(const std::string& table, const Columns&... columns) {
+    add(AccessMode::read, table, columns...);
+    return add(AccessMode::write, table, columns...);
+  }
   /// Declares `columns` of `table` with `mode`.
-  AccessList& add(AccessMode mode, const std::string& table, const std::vector<std::string>& columns);
+  template <class... Columns>
+  AccessList& add(AccessMode mode, const std::string& table, const Columns&... columns) {
+    (append(mode, table, columns), ...);
+    return *this;
+  }
 
   /// The columns declared with `mode`, in declaration order.
   std::vector<ColumnRef> columns(AccessMode mode) const;
@@ -68,6 +88,8 @@ class AccessList {
   const std::vector<Access>& entries() const { return entries_; }
 
  private:
+  void append(AccessMode mode, const std::string& table, const std::string& column);
+  void append(AccessMode mode, const std::string& table, const std::vector<std::string>& columns);
   std::vector<Access> entries_;
 };
 

@@ -137,9 +137,9 @@ FieldSamplingSystem<Real>::FieldSamplingSystem(GridField<Real>& field) : field_(
 template <class Real>
 AccessList FieldSamplingSystem<Real>::access() const {
   return AccessList()
-      .read("cells", {"cx", "cy", "cz"})
-      .read_previous("grid", {field_.name()})
-      .write("cells", {field_.name(), field_.name() + "_gradient"});
+      .read("cells", "cx", "cy", "cz")
+      .read_previous("grid", field_.name())
+      .write("cells", field_.name(), field_.name() + "_gradient");
 }
 
 template <class Real>
@@ -162,10 +162,10 @@ SignalFieldSystem<Real>::SignalFieldSystem(const SignalFieldParams& params, Grid
 template <class Real>
 AccessList SignalFieldSystem<Real>::access() const {
   AccessList a;
-  a.read("grid", {params_.name});
-  if (has_sources()) a.read("cells", {"cx", "cy", "cz", "flags"});
-  if (params_.exclude_cells) a.read("elements", {"x", "y", "z"});
-  return a.write("grid", {params_.name});
+  a.read("grid", params_.name);
+  if (has_sources()) a.read("cells", "cx", "cy", "cz", "flags");
+  if (params_.exclude_cells) a.read("elements", "x", "y", "z");
+  return a.write("grid", params_.name);
 }
 
 template <class Real>

@@ -70,10 +70,7 @@ SurfaceSamplingSystem<Real>::SurfaceSamplingSystem(SurfaceField<Real>& field,
 
 template <class Real>
 AccessList SurfaceSamplingSystem<Real>::access() const {
-  return AccessList()
-      .read("surface", {field_.name()})
-      .read("cells", {"cx", "cy", "cz"})
-      .write("cells", columns_);
+  return AccessList().read("surface", field_.name()).read("cells", "cx", "cy", "cz").write("cells", columns_);
 }
 
 template <class Real>

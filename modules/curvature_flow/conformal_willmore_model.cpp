@@ -77,7 +77,7 @@ class ConformalWillmoreSystem final : public System {
  public:
   explicit ConformalWillmoreSystem(ConformalWillmoreFlow& flow) : flow_(flow) {}
   std::string name() const override { return "conformal_willmore"; }
-  AccessList access() const override { return AccessList().read_write("surface", {"positions"}); }
+  AccessList access() const override { return AccessList().read_write("surface", "positions"); }
   void run(World&, const StepContext& ctx) override { flow_.step(ctx.dt); }
 
  private:

@@ -78,7 +78,7 @@ class GraphFlowSystem final : public System {
  public:
   explicit GraphFlowSystem(GraphFlowSolver<Real>& solver) : solver_(solver) {}
   std::string name() const override { return "graph_flow"; }
-  AccessList access() const override { return AccessList().read_write("graph", {"phi"}); }
+  AccessList access() const override { return AccessList().read_write("graph", "phi"); }
   void run(World&, const StepContext& ctx) override {
     const auto s = solver_.advance(ctx.time, ctx.time + ctx.dt);
     accepted += s.accepted;

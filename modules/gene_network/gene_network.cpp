@@ -61,17 +61,16 @@ GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
 AccessList adhesion_input_access(bool membrane) {
-  return AccessList()
-      .read("elements", membrane ? std::vector<std::string>{"x", "y", "z", "type"}
-                                 : std::vector<std::string>{"z", "type"})
-      .read("cells", {"first", "count"});
+  AccessList a;
+  if (membrane) a.read("elements", "x", "y");
+  return a.read("elements", "z", "type").read("cells", "first", "count");
 }
 
 AccessList GeneNetworkSystem::access() const {
   AccessList a = adhesion_input_access(membrane_ != nullptr);
-  a.read("cells", {"cx", "cy", "cz", "species", "flags"});  // flags: the other bits are kept
-  if (!params_.tgf_beta_field.empty()) a.read("cells", {params_.tgf_beta_field});
-  return a.write("cells", {"species", "flags"});
+  a.read("cells", "cx", "cy", "cz", "species", "flags");  // flags: the other bits are kept
+  if (!params_.tgf_beta_field.empty()) a.read("cells", params_.tgf_beta_field);
+  return a.write("cells", "species", "flags");
 }
 
 void GeneNetworkSystem::run(World& w, const StepContext& ctx) {

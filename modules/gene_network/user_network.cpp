@@ -73,11 +73,11 @@ UserNetworkSystem::~UserNetworkSystem() = default;
 
 AccessList UserNetworkSystem::access() const {
   AccessList a = adhesion_input_access(membrane_ != nullptr);
-  a.read("cells", {"species"});
-  if (!spec_.mean_species.empty()) a.read("cells", {"cx", "cy", "cz"});  // the neighbours
+  a.read("cells", "species");
+  if (!spec_.mean_species.empty()) a.read("cells", "cx", "cy", "cz");  // the neighbours
   a.read("cells", spec_.fields);
-  a.write("cells", {"species"});
-  if (!spec_.suprabasal.empty()) a.read_write("cells", {"flags"});  // the other bits are kept
+  a.write("cells", "species");
+  if (!spec_.suprabasal.empty()) a.read_write("cells", "flags");  // the other bits are kept
   return a;
 }
 

@@ -75,9 +75,9 @@ SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.
 
 AccessList SemSystem::access() const {
   return AccessList()
-      .read("elements", {"x", "y", "z", "type", "cell"})
-      .read("cells", {"first", "count"})
-      .write("elements", {"x", "y", "z"});
+      .read("elements", "x", "y", "z", "type", "cell")
+      .read("cells", "first", "count")
+      .write("elements", "x", "y", "z");
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {

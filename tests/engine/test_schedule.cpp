@@ -18,9 +18,7 @@ struct Recorder final : System {
   std::string id;
   std::vector<std::string>* log;
   std::string name() const override { return id; }
-  AccessList access() const override {
-    return AccessList().read("cells", {"count"}).write("cells", {"flags"});
-  }
+  AccessList access() const override { return AccessList().read("cells", "count").write("cells", "flags"); }
   void run(World&, const StepContext& ctx) override {
     log->push_back(id + "@" + std::to_string(ctx.step) + ":" + std::to_string(ctx.dt));
   }
@@ -118,10 +116,9 @@ TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start time
 TEST_CASE("the schedule refuses a same-step read of a column that a later system writes", "[schedule]") {
   // "sample" reads grid.signal, then "signal" advances it: a stale read unless declared as intended
   Schedule s;
-  s.add(declared("centres", AccessList().read("elements", {"x"}).write("cells", {"cx"})));
-  s.add(
-      declared("sample", AccessList().read("grid", {"signal"}).read("cells", {"cx"}).write("cells", {"u"})));
-  s.add(declared("signal", AccessList().read_write("grid", {"signal"})), 2, 3);  // cadence does not matter
+  s.add(declared("centres", AccessList().read("elements", "x").write("cells", "cx")));
+  s.add(declared("sample", AccessList().read("grid", "signal").read("cells", "cx").write("cells", "u")));
+  s.add(declared("signal", AccessList().read_write("grid", "signal")), 2, 3);  // cadence does not matter
   CHECK_THROWS_AS(s.check_access(), InputError);
   CHECK_THROWS_WITH(
       s.check_access(),
@@ -131,11 +128,10 @@ TEST_CASE("the schedule refuses a same-step read of a column that a later system
 
   SECTION("the same order with the previous step's value declared is accepted and printed") {
     Schedule t;
-    t.add(declared("centres", AccessList().read("elements", {"x"}).write("cells", {"cx"})));
-    t.add(
-        declared("sample",
-                 AccessList().read_previous("grid", {"signal"}).read("cells", {"cx"}).write("cells", {"u"})));
-    t.add(declared("signal", AccessList().read_write("grid", {"signal"})), 2, 3);
+    t.add(declared("centres", AccessList().read("elements", "x").write("cells", "cx")));
+    t.add(declared("sample",
+                   AccessList().read_previous("grid", "signal").read("cells", "cx").write("cells", "u")));
+    t.add(declared("signal", AccessList().read_write("grid", "signal")), 2, 3);
     CHECK_NOTHROW(t.check_access());
     const std::string text = t.describe();
     CHECK(text.find("  system sample\n    reads:  cells.cx\n    reads previous step: grid.signal\n"
@@ -145,15 +141,15 @@ TEST_CASE("the schedule refuses a same-step read of a column that a later system
   }
   SECTION("reading after the writer, in order, is accepted") {
     Schedule t;
-    t.add(declared("signal", AccessList().read_write("grid", {"signal"})));
-    t.add(declared("sample", AccessList().read("grid", {"signal"}).write("cells", {"u"})));
-    t.add(declared("network", AccessList().read("cells", {"u"}).read_write("cells", {"species"})));
+    t.add(declared("signal", AccessList().read_write("grid", "signal")));
+    t.add(declared("sample", AccessList().read("grid", "signal").write("cells", "u")));
+    t.add(declared("network", AccessList().read("cells", "u").read_write("cells", "species")));
     CHECK_NOTHROW(t.check_access());
   }
   SECTION("the previous step's value read after a writer of the same step is refused") {
     Schedule t;
-    t.add(declared("signal", AccessList().read_write("grid", {"signal"})));
-    t.add(declared("sample", AccessList().read_previous("grid", {"signal"})), 5);
+    t.add(declared("signal", AccessList().read_write("grid", "signal")));
+    t.add(declared("sample", AccessList().read_previous("grid", "signal")), 5);
     CHECK_THROWS_WITH(
         t.check_access(),
         "schedule: system 'sample' reads the previous step's grid.signal, but the earlier system "
@@ -164,14 +160,14 @@ TEST_CASE("the schedule refuses a same-step read of a column that a later system
 
 TEST_CASE("a system may read and write its own columns, sub-cycled or not", "[schedule]") {
   Schedule s;
-  s.add(declared("sem", AccessList().read("elements", {"x", "type"}).write("elements", {"x"})));
-  s.add(declared("field", AccessList().read_write("grid", {"u"})), 1, 10);  // reads its own sub-steps
-  s.add(declared("relax", AccessList().read_previous("grid", {"v"}).write("grid", {"v"})));
+  s.add(declared("sem", AccessList().read("elements", "x", "type").write("elements", "x")));
+  s.add(declared("field", AccessList().read_write("grid", "u")), 1, 10);  // reads its own sub-steps
+  s.add(declared("relax", AccessList().read_previous("grid", "v").write("grid", "v")));
   s.add(declared("empty", AccessList()));
   CHECK_NOTHROW(s.check_access());
   CHECK(s.describe().find("  system empty\n    reads:  -\n    writes: -\n") != std::string::npos);
   // a later writer of a column an earlier system reads is another system's write: refused
-  s.add(declared("other", AccessList().write("elements", {"type"})));
+  s.add(declared("other", AccessList().write("elements", "type")));
   CHECK_THROWS_WITH(s.check_access(), Catch::Contains("system 'sem' reads elements.type before the later "
                                                       "system 'other' writes it"));
 }
