@@ -39,10 +39,12 @@ TISSUE_HD inline math::Vec3<float> cell_centre(const float* x, const float* y, c
 class CellCentreSystem final : public System {
  public:
   std::string name() const override { return "cell_centres"; }
-  std::vector<std::string> reads() const override {
-    return {"elements.x", "elements.y", "elements.z", "cells.first", "cells.count"};
+  AccessList access() const override {
+    return AccessList()
+        .read("elements", "x", "y", "z")
+        .read("cells", "first", "count")
+        .write("cells", "cx", "cy", "cz");
   }
-  std::vector<std::string> writes() const override { return {"cells.cx", "cells.cy", "cells.cz"}; }
   void run(World& world, const StepContext& ctx) override;
 };
 

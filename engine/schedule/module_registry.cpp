@@ -82,6 +82,7 @@ std::unique_ptr<Simulation> ModuleRegistry::build_simulation(const io::Scenario&
   sim->model = module.name;
   if (!module.derives_dt) sim->dt = settings.dt;
   apply_schedule_table(root.table("schedule"), sim->schedule);
+  sim->schedule.check_access();  // the order against the systems' declared reads and writes
   sim->schedule.check_step_lengths(sim->dt);
   sim->steps = settings.steps;
   sim->output_every = settings.output_every;

@@ -3,6 +3,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/exec/error.hpp"
+
 namespace tissue {
 
 namespace {
@@ -10,6 +12,12 @@ std::string join(const std::vector<std::string>& v) {
   std::string out;
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + v[i];
   return out.empty() ? "-" : out;
+}
+
+std::string join(const std::vector<ColumnRef>& v) {
+  std::vector<std::string> names;
+  for (const auto& c : v) names.push_back(c.str());
+  return join(names);
 }
 
 /// @throws std::invalid_argument for every < 1 or substeps < 1 of system `name`.
@@ -38,6 +46,27 @@ void Schedule::set_cadence(const std::string& name, int every, int substeps) {
 
 void Schedule::check_step_lengths(double dt) const {
   for (const auto& e : systems_) e.system->check_step_length(dt * e.every / e.substeps);
+}
+
+void Schedule::check_access() const {
+  std::vector<AccessList> access;
+  for (const auto& e : systems_) access.push_back(e.system->access());
+  for (std::size_t i = 0; i < systems_.size(); ++i)
+    for (std::size_t j = i + 1; j < systems_.size(); ++j) {
+      const std::string a = systems_[i].system->name(), b = systems_[j].system->name();
+      for (const auto& c : access[i].columns(AccessMode::read))
+        if (access[j].has(AccessMode::write, c))
+          throw InputError("schedule: system '" + a + "' reads " + c.str() + " before the later system '" +
+                           b + "' writes it in the same step: run '" + b + "' before '" + a +
+                           "', or declare that '" + a + "' reads the previous step's " + c.str() +
+                           " (AccessList::read_previous)");
+      for (const auto& c : access[j].columns(AccessMode::read_previous))
+        if (access[i].has(AccessMode::write, c))
+          throw InputError("schedule: system '" + b + "' reads the previous step's " + c.str() +
+                           ", but the earlier system '" + a + "' writes it in the same step: run '" + b +
+                           "' before '" + a + "', or declare that '" + b + "' reads " + c.str() +
+                           " as the earlier systems leave it (AccessList::read)");
+    }
 }
 
 std::vector<std::string> Schedule::system_names() const {
@@ -81,8 +110,11 @@ std::string Schedule::describe() const {
     if (e.every > 1) out << " (every " << e.every << " steps, step length " << e.every << " dt)";
     if (e.substeps > 1)
       out << " (" << e.substeps << " sub-steps of " << e.every << " dt / " << e.substeps << " per run)";
-    out << "\n    reads:  " << join(e.system->reads()) << "\n    writes: " << join(e.system->writes())
-        << "\n";
+    const AccessList access = e.system->access();
+    out << "\n    reads:  " << join(access.columns(AccessMode::read)) << "\n";
+    const auto previous = access.columns(AccessMode::read_previous);
+    if (!previous.empty()) out << "    reads previous step: " << join(previous) << "\n";
+    out << "    writes: " << join(access.columns(AccessMode::write)) << "\n";
   }
   out << "between steps, on host mirrors (then compact and re-upload):\n";
   if (hooks_.empty()) out << "  (no hooks)\n";

@@ -4,7 +4,9 @@
 ///
 /// A System advances some components of the World by one time step dt on the active backend. The
 /// Schedule runs the due systems in the order they were added, advances the clock, then runs the due
-/// hooks on host mirrors (download -> hooks -> World::commit(), which compacts and re-uploads).
+/// hooks on host mirrors (download -> hooks -> World::commit(), which compacts and re-uploads). Systems
+/// declare the columns they read and write (access.hpp); check_access() refuses an order that would read a
+/// column stale.
 
 #include <cstdint>
 #include <functional>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/schedule/access.hpp"
 
 namespace tissue {
 
@@ -30,10 +33,9 @@ class System {
   virtual ~System() = default;
   /// Short unique name, e.g. "sem".
   virtual std::string name() const = 0;
-  /// Components read, as "table.column" (for the printed schedule and order checks).
-  virtual std::vector<std::string> reads() const = 0;
-  /// Components written.
-  virtual std::vector<std::string> writes() const = 0;
+  /// The columns each run reads (in the same step, or the previous step's values) and writes, truthfully:
+  /// the schedule prints them and checks the step order against them (Schedule::check_access).
+  virtual AccessList access() const = 0;
   /// Advances the system by ctx.dt * every (the schedule passes the system's own step length).
   virtual void run(World& world, const StepContext& ctx) = 0;
   /// Checks, before the first step, that the system can take steps of length h [time] (e.g. an explicit
@@ -56,6 +58,13 @@ class Schedule {
   void set_cadence(const std::string& name, int every, int substeps);
   /// Calls every system's check_step_length() with its own step length for a schedule step of dt.
   void check_step_lengths(double dt) const;
+  /// Checks the step order against the systems' declarations: for systems i before j in the step, i may not
+  /// read (AccessMode::read) a column that j writes, and j may not read the previous step's value
+  /// (AccessMode::read_previous) of a column that i writes. Cadences (every, substeps) are not considered:
+  /// every system is due at step 0, so the order alone decides what a read sees; a system may read and
+  /// write the same column (its own sub-steps included).
+  /// @throws InputError naming both systems, the column and the two fixes (reorder; declare the other read).
+  void check_access() const;
   /// Names of the systems, in order.
   std::vector<std::string> system_names() const;
   /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition.
@@ -65,7 +74,8 @@ class Schedule {
   /// hooks (+ World::commit()).
   void step(World& world, double dt);
 
-  /// Human-readable schedule: one line per system/hook with cadence, reads and writes.
+  /// Human-readable schedule: per system its cadence and its declared reads, reads of the previous step
+  /// (when any) and writes; one line per hook.
   std::string describe() const;
 
   std::size_t system_count() const { return systems_.size(); }

@@ -135,12 +135,11 @@ template <class Real>
 FieldSamplingSystem<Real>::FieldSamplingSystem(GridField<Real>& field) : field_(field) {}
 
 template <class Real>
-std::vector<std::string> FieldSamplingSystem<Real>::reads() const {
-  return {"grid." + field_.name(), "cells.cx", "cells.cy", "cells.cz"};
-}
-template <class Real>
-std::vector<std::string> FieldSamplingSystem<Real>::writes() const {
-  return {"cells." + field_.name(), "cells." + field_.name() + "_gradient"};
+AccessList FieldSamplingSystem<Real>::access() const {
+  return AccessList()
+      .read("cells", "cx", "cy", "cz")
+      .read_previous("grid", field_.name())
+      .write("cells", field_.name(), field_.name() + "_gradient");
 }
 
 template <class Real>
@@ -161,12 +160,18 @@ SignalFieldSystem<Real>::SignalFieldSystem(const SignalFieldParams& params, Grid
     : params_(params), field_(field) {}
 
 template <class Real>
-std::vector<std::string> SignalFieldSystem<Real>::reads() const {
-  return {"grid." + params_.name, "cells.cx", "cells.cy", "cells.cz", "cells.flags"};
+AccessList SignalFieldSystem<Real>::access() const {
+  AccessList a;
+  a.read("grid", params_.name);
+  if (has_sources()) a.read("cells", "cx", "cy", "cz", "flags");
+  if (params_.exclude_cells) a.read("elements", "x", "y", "z");
+  return a.write("grid", params_.name);
 }
+
 template <class Real>
-std::vector<std::string> SignalFieldSystem<Real>::writes() const {
-  return {"grid." + params_.name};
+bool SignalFieldSystem<Real>::has_sources() const {
+  return params_.secretion[0] != 0.0 || params_.secretion[1] != 0.0 || params_.uptake[0] != 0.0 ||
+         params_.uptake[1] != 0.0;
 }
 
 template <class Real>
@@ -188,8 +193,7 @@ void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   const GridGeometry<Real> g = field_.geometry();
   const double h = field_.shape().h;
-  const bool sources = n > 0 && (params_.secretion[0] != 0.0 || params_.secretion[1] != 0.0 ||
-                                 params_.uptake[0] != 0.0 || params_.uptake[1] != 0.0);
+  const bool sources = n > 0 && has_sources();
   if (sources) {
     rate_.ensure(n);
     px_.ensure(n);

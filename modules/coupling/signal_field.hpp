@@ -67,14 +67,15 @@ template <class Real>
 GridField<Real>& add_signal_field(World& world, const SignalFieldParams& params);
 
 /// System "sample.<name>": each cell's value and gradient of the field at its centre (trilinear) into the
-/// cells' `<name>` and `<name>_gradient` columns. Run after the cell centres and before the readers.
+/// cells' `<name>` and `<name>_gradient` columns. Run after the cell centres and before the readers. It
+/// samples the field as the previous step left it (declared AccessMode::read_previous): the epidermis runs
+/// it before the SignalFieldSystem that advances the field.
 template <class Real>
 class FieldSamplingSystem final : public System {
  public:
   explicit FieldSamplingSystem(GridField<Real>& field);
   std::string name() const override { return "sample." + field_.name(); }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
 
  private:
@@ -88,14 +89,15 @@ class SignalFieldSystem final : public System {
  public:
   SignalFieldSystem(const SignalFieldParams& params, GridField<Real>& field);
   std::string name() const override { return params_.name; }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
   /// @throws InputError when h > params.stability_limit(), naming the limit and the sub-steps needed.
   void check_step_length(double h) const override;
   const SignalFieldParams& params() const { return params_; }
 
  private:
+  /// True when some cell state secretes or takes up the signal (the run reads the cells).
+  bool has_sources() const;
   SignalFieldParams params_;
   GridField<Real>& field_;
   CellList bins_;

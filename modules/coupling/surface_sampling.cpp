@@ -69,14 +69,8 @@ SurfaceSamplingSystem<Real>::SurfaceSamplingSystem(SurfaceField<Real>& field,
 }
 
 template <class Real>
-std::vector<std::string> SurfaceSamplingSystem<Real>::reads() const {
-  return {"surface." + field_.name(), "cells.cx", "cells.cy", "cells.cz"};
-}
-template <class Real>
-std::vector<std::string> SurfaceSamplingSystem<Real>::writes() const {
-  std::vector<std::string> w;
-  for (const auto& c : columns_) w.push_back("cells." + c);
-  return w;
+AccessList SurfaceSamplingSystem<Real>::access() const {
+  return AccessList().read("surface", field_.name()).read("cells", "cx", "cy", "cz").write("cells", columns_);
 }
 
 template <class Real>

@@ -38,8 +38,7 @@ class SurfaceSamplingSystem final : public System {
   /// @throws std::invalid_argument when the index is null; the columns must have been added.
   SurfaceSamplingSystem(SurfaceField<Real>& field, std::shared_ptr<const TriangleIndex> membrane);
   std::string name() const override { return "sample_" + field_.name(); }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
 
  private:

@@ -81,8 +81,7 @@ class ConformalWillmoreSystem final : public System {
  public:
   explicit ConformalWillmoreSystem(ConformalWillmoreFlow& flow) : flow_(flow) {}
   std::string name() const override { return "conformal_willmore"; }
-  std::vector<std::string> reads() const override { return {"surface.positions"}; }
-  std::vector<std::string> writes() const override { return {"surface.positions"}; }
+  AccessList access() const override { return AccessList().read_write("surface", "positions"); }
   void run(World&, const StepContext& ctx) override { flow_.step(ctx.dt); }
 
  private:

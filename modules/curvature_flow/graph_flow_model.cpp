@@ -80,8 +80,7 @@ class GraphFlowSystem final : public System {
  public:
   explicit GraphFlowSystem(GraphFlowSolver<Real>& solver) : solver_(solver) {}
   std::string name() const override { return "graph_flow"; }
-  std::vector<std::string> reads() const override { return {"graph.phi"}; }
-  std::vector<std::string> writes() const override { return {"graph.phi"}; }
+  AccessList access() const override { return AccessList().read_write("graph", "phi"); }
   void run(World&, const StepContext& ctx) override {
     const auto s = solver_.advance(ctx.time, ctx.time + ctx.dt);
     accepted += s.accepted;

@@ -60,14 +60,17 @@ void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* memb
 GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
     : params_(params), rates_(params.rates.as<float>()) {}
 
-std::vector<std::string> GeneNetworkSystem::reads() const {
-  std::vector<std::string> r{"elements.x",  "elements.y", "elements.z", "elements.type", "cells.first",
-                             "cells.count", "cells.cx",   "cells.cy",   "cells.cz",      "cells.species"};
-  if (!params_.tgf_beta_field.empty()) r.push_back("cells." + params_.tgf_beta_field);
-  return r;
+AccessList adhesion_input_access(bool membrane) {
+  AccessList a;
+  if (membrane) a.read("elements", "x", "y");
+  return a.read("elements", "z", "type").read("cells", "first", "count");
 }
-std::vector<std::string> GeneNetworkSystem::writes() const {
-  return {"cells.species", "cells.flags"};
+
+AccessList GeneNetworkSystem::access() const {
+  AccessList a = adhesion_input_access(membrane_ != nullptr);
+  a.read("cells", "cx", "cy", "cz", "species", "flags");  // flags: the other bits are kept
+  if (!params_.tgf_beta_field.empty()) a.read("cells", params_.tgf_beta_field);
+  return a.write("cells", "species", "flags");
 }
 
 void GeneNetworkSystem::run(World& w, const StepContext& ctx) {

@@ -53,13 +53,15 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& table);
 /// elements' heights go to `scratch`, grown as needed).
 void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* membrane,
                             DeviceBuffer<float>& scratch);
+/// What compute_adhesion_input() reads (the species row it writes is the caller's to declare): element
+/// heights and types and the cells' element ranges, the elements' x and y too with a membrane.
+AccessList adhesion_input_access(bool membrane);
 
 class GeneNetworkSystem final : public System {
  public:
   explicit GeneNetworkSystem(const GeneNetworkParams& params);
   std::string name() const override { return "gene_network"; }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
   const GeneNetworkParams& params() const { return params_; }
   /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).

@@ -71,17 +71,14 @@ UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec) : spec_(std::move(spe
 
 UserNetworkSystem::~UserNetworkSystem() = default;
 
-std::vector<std::string> UserNetworkSystem::reads() const {
-  std::vector<std::string> r{"elements.x",  "elements.y", "elements.z", "elements.type", "cells.first",
-                             "cells.count", "cells.cx",   "cells.cy",   "cells.cz",      "cells.species"};
-  for (const auto& f : spec_.fields) r.push_back("cells." + f);
-  return r;
-}
-
-std::vector<std::string> UserNetworkSystem::writes() const {
-  std::vector<std::string> w{"cells.species"};
-  if (!spec_.suprabasal.empty()) w.push_back("cells.flags");
-  return w;
+AccessList UserNetworkSystem::access() const {
+  AccessList a = adhesion_input_access(membrane_ != nullptr);
+  a.read("cells", "species");
+  if (!spec_.mean_species.empty()) a.read("cells", "cx", "cy", "cz");  // the neighbours
+  a.read("cells", spec_.fields);
+  a.write("cells", "species");
+  if (!spec_.suprabasal.empty()) a.read_write("cells", "flags");  // the other bits are kept
+  return a;
 }
 
 void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float> base, Span<float> out,

@@ -32,8 +32,7 @@ class UserNetworkSystem final : public System {
   explicit UserNetworkSystem(UserNetworkSpec spec);
   ~UserNetworkSystem() override;
   std::string name() const override { return "gene_network"; }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
   const UserNetworkSpec& spec() const { return spec_; }
   /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).

@@ -54,8 +54,7 @@ class GridRdSystem final : public System {
   GridRdSystem(const GridRdParams& params, GridField<Real>& field);
   ~GridRdSystem() override;
   std::string name() const override { return "grid_rd"; }
-  std::vector<std::string> reads() const override { return {"grid." + field_.name()}; }
-  std::vector<std::string> writes() const override { return {"grid." + field_.name()}; }
+  AccessList access() const override { return AccessList().read_write("grid", field_.name()); }
   void run(World& world, const StepContext& ctx) override;
 
  private:

@@ -73,12 +73,11 @@ SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.
   }
 }
 
-std::vector<std::string> SemSystem::reads() const {
-  return {"elements.x",    "elements.y",  "elements.z", "elements.type",
-          "elements.cell", "cells.first", "cells.count"};
-}
-std::vector<std::string> SemSystem::writes() const {
-  return {"elements.x", "elements.y", "elements.z"};
+AccessList SemSystem::access() const {
+  return AccessList()
+      .read("elements", "x", "y", "z", "type", "cell")
+      .read("cells", "first", "count")
+      .write("elements", "x", "y", "z");
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {

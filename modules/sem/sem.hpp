@@ -53,8 +53,7 @@ class SemSystem final : public System {
   /// Indexes params.substrate when set. @throws std::invalid_argument for an empty substrate mesh.
   explicit SemSystem(const SemParams& params);
   std::string name() const override { return "sem"; }
-  std::vector<std::string> reads() const override;
-  std::vector<std::string> writes() const override;
+  AccessList access() const override;
   /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages.
   void run(World& world, const StepContext& ctx) override;
 

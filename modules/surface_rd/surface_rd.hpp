@@ -123,8 +123,7 @@ class SurfaceRdSystem final : public System {
   SurfaceRdSystem(const SurfaceRdParams& params, SurfaceField<Real>& field,
                   std::shared_ptr<const MeshOperators<Real>> operators);
   std::string name() const override { return "surface_rd"; }
-  std::vector<std::string> reads() const override { return {"surface." + field_.name()}; }
-  std::vector<std::string> writes() const override { return {"surface." + field_.name()}; }
+  AccessList access() const override { return AccessList().read_write("surface", field_.name()); }
   void run(World& world, const StepContext& ctx) override;
   /// Refuses explicit steps (h / steps_per_launch) above the stability bound of the diffusion on the mesh,
   /// 2 / (D_max rho) for Euler and 2.785 / (D_max rho) for RK4 (rho: MeshOperators::spectral_radius_bound).

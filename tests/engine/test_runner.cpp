@@ -30,8 +30,7 @@ class DecaySystem final : public System {
  public:
   explicit DecaySystem(double rate) : rate_(rate) {}
   std::string name() const override { return "test_decay"; }
-  std::vector<std::string> reads() const override { return {"cells.species"}; }
-  std::vector<std::string> writes() const override { return {"cells.species"}; }
+  AccessList access() const override { return AccessList().read_write("cells", "species"); }
   void run(World& w, const StepContext& ctx) override {
     exec::parallel_for(w.cells.size(),
                        DecayKernel{w.species.component(0), static_cast<float>(1.0 - rate_ * ctx.dt)});

@@ -1,9 +1,15 @@
-// The scheduler: declared order, every-k-steps systems, hooks between steps with compaction.
+// The scheduler: declared order, every-k-steps systems, hooks between steps with compaction, and the order
+// checked against the systems' declared reads and writes.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "engine/exec/error.hpp"
+#include "engine/io/scenario.hpp"
 #include "engine/schedule/schedule.hpp"
+#include "modules/builtin_modules.hpp"
 
 using namespace tissue;
 
@@ -12,12 +18,26 @@ struct Recorder final : System {
   std::string id;
   std::vector<std::string>* log;
   std::string name() const override { return id; }
-  std::vector<std::string> reads() const override { return {"cells.count"}; }
-  std::vector<std::string> writes() const override { return {"cells.flags"}; }
+  AccessList access() const override { return AccessList().read("cells", "count").write("cells", "flags"); }
   void run(World&, const StepContext& ctx) override {
     log->push_back(id + "@" + std::to_string(ctx.step) + ":" + std::to_string(ctx.dt));
   }
 };
+/// A system that only declares (check_access() never runs a system).
+struct Declared final : System {
+  std::string id;
+  AccessList declared;
+  std::string name() const override { return id; }
+  AccessList access() const override { return declared; }
+  void run(World&, const StepContext&) override {}
+};
+std::unique_ptr<Declared> declared(std::string id, AccessList access) {
+  auto d = std::make_unique<Declared>();
+  d->id = std::move(id);
+  d->declared = std::move(access);
+  return d;
+}
+
 std::unique_ptr<Recorder> recorder(std::string id, std::vector<std::string>* log) {
   auto r = std::make_unique<Recorder>();
   r->id = std::move(id);
@@ -63,8 +83,7 @@ TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start time
   struct Clock final : System {
     std::vector<double>* times;
     std::string name() const override { return "clock"; }
-    std::vector<std::string> reads() const override { return {}; }
-    std::vector<std::string> writes() const override { return {}; }
+    AccessList access() const override { return {}; }
     void run(World&, const StepContext& ctx) override { times->push_back(ctx.time); }
   };
   Schedule s;
@@ -92,4 +111,82 @@ TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start time
                     Catch::Contains("no system named 'slow'") && Catch::Contains("systems: fast, clock"));
   CHECK_THROWS_WITH(s.set_cadence("fast", 1, 0), Catch::Contains("substeps must be >= 1"));
   CHECK_THROWS_AS(s.add(recorder("c", &log), 1, 0), std::invalid_argument);
+}
+
+TEST_CASE("the schedule refuses a same-step read of a column that a later system writes", "[schedule]") {
+  // "sample" reads grid.signal, then "signal" advances it: a stale read unless declared as intended
+  Schedule s;
+  s.add(declared("centres", AccessList().read("elements", "x").write("cells", "cx")));
+  s.add(declared("sample", AccessList().read("grid", "signal").read("cells", "cx").write("cells", "u")));
+  s.add(declared("signal", AccessList().read_write("grid", "signal")), 2, 3);  // cadence does not matter
+  CHECK_THROWS_AS(s.check_access(), InputError);
+  CHECK_THROWS_WITH(
+      s.check_access(),
+      "schedule: system 'sample' reads grid.signal before the later system 'signal' writes it in "
+      "the same step: run 'signal' before 'sample', or declare that 'sample' reads the previous "
+      "step's grid.signal (AccessList::read_previous)");
+
+  SECTION("the same order with the previous step's value declared is accepted and printed") {
+    Schedule t;
+    t.add(declared("centres", AccessList().read("elements", "x").write("cells", "cx")));
+    t.add(declared("sample",
+                   AccessList().read_previous("grid", "signal").read("cells", "cx").write("cells", "u")));
+    t.add(declared("signal", AccessList().read_write("grid", "signal")), 2, 3);
+    CHECK_NOTHROW(t.check_access());
+    const std::string text = t.describe();
+    CHECK(text.find("  system sample\n    reads:  cells.cx\n    reads previous step: grid.signal\n"
+                    "    writes: cells.u\n") != std::string::npos);
+    CHECK(text.find("  system signal (every 2 steps, step length 2 dt) (3 sub-steps of 2 dt / 3 per run)\n"
+                    "    reads:  grid.signal\n    writes: grid.signal\n") != std::string::npos);
+  }
+  SECTION("reading after the writer, in order, is accepted") {
+    Schedule t;
+    t.add(declared("signal", AccessList().read_write("grid", "signal")));
+    t.add(declared("sample", AccessList().read("grid", "signal").write("cells", "u")));
+    t.add(declared("network", AccessList().read("cells", "u").read_write("cells", "species")));
+    CHECK_NOTHROW(t.check_access());
+  }
+  SECTION("the previous step's value read after a writer of the same step is refused") {
+    Schedule t;
+    t.add(declared("signal", AccessList().read_write("grid", "signal")));
+    t.add(declared("sample", AccessList().read_previous("grid", "signal")), 5);
+    CHECK_THROWS_WITH(
+        t.check_access(),
+        "schedule: system 'sample' reads the previous step's grid.signal, but the earlier system "
+        "'signal' writes it in the same step: run 'sample' before 'signal', or declare that "
+        "'sample' reads grid.signal as the earlier systems leave it (AccessList::read)");
+  }
+}
+
+TEST_CASE("a system may read and write its own columns, sub-cycled or not", "[schedule]") {
+  Schedule s;
+  s.add(declared("sem", AccessList().read("elements", "x", "type").write("elements", "x")));
+  s.add(declared("field", AccessList().read_write("grid", "u")), 1, 10);  // reads its own sub-steps
+  s.add(declared("relax", AccessList().read_previous("grid", "v").write("grid", "v")));
+  s.add(declared("empty", AccessList()));
+  CHECK_NOTHROW(s.check_access());
+  CHECK(s.describe().find("  system empty\n    reads:  -\n    writes: -\n") != std::string::npos);
+  // a later writer of a column an earlier system reads is another system's write: refused
+  s.add(declared("other", AccessList().write("elements", "type")));
+  CHECK_THROWS_WITH(s.check_access(), Catch::Contains("system 'sem' reads elements.type before the later "
+                                                      "system 'other' writes it"));
+}
+
+TEST_CASE("every shipped scenario's schedule passes the access check", "[schedule][scenario]") {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const char* dir : {"scenarios", "tests/scenarios"})
+    for (const auto& entry : fs::directory_iterator(fs::path(TISSUE_SOURCE_DIR) / dir))
+      if (entry.path().extension() == ".toml") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 20);
+  for (const auto& file : files) {
+    INFO(file.string());
+    std::unique_ptr<Simulation> sim;
+    REQUIRE_NOTHROW(sim = build_simulation(io::Scenario::from_file(file.string())));  // checks the order
+    CHECK_NOTHROW(sim->schedule.check_access());
+    // the cells sample a signal before the system that advances it: declared as the previous step's value
+    if (file.filename() == "epidermis_tgfb.toml")
+      CHECK(sim->schedule.describe().find("    reads previous step: grid.tgfb\n") != std::string::npos);
+  }
 }
