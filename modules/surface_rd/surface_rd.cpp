@@ -386,9 +386,10 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
   const auto dt = static_cast<Real>(ctx.dt / steps);
   const std::size_t n = field_.vertices();
   const MeshView<Real> m = ops_->view();
+  const bool baseline = params_.path == KernelPath::baseline;
   with_model<Real>(params_, [&](auto model) {
     using Model = decltype(model);
-    // the one-kernel paths' derivative at a vertex, as a tag (the baseline's RK4 stages use the fused one)
+    // the one-kernel paths' derivative at a vertex, as a tag
     const auto with_derivative = [&](auto&& f) {
       if (params_.path == KernelPath::stencil)
         f(StencilDerivative{});
@@ -399,6 +400,21 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
       else
         f(FusedDerivative{});
     };
+    // the seed's lap, faceGradients and vertexGradients on u: the baseline's Laplacians into lap_ and, when
+    // the model needs them, its vertex gradients into vertex_grad_ (returned; empty otherwise)
+    const auto baseline_operators = [&](Span<const Real> u) {
+      lap_.ensure(2 * n);
+      exec::parallel_for(n, LaplacianKernel<Real>{m, u, lap_.span(), n});
+      Span<const Real> grad;
+      if (Model::needs_gradients) {
+        face_grad_.ensure(6 * ops_->faces());
+        vertex_grad_.ensure(6 * n);
+        exec::parallel_for(ops_->faces(), FaceGradientKernel<Real>{m, u, face_grad_.span(), n});
+        exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
+        grad = vertex_grad_.span();
+      }
+      return grad;
+    };
     if (params_.integrator == Integrator::rk4) {
       // RK4 stages need the previous state for the rate: keep it in next()
       exec::copy(Span<const Real>(field_.current()), field_.next(), 2 * n);
@@ -406,7 +422,13 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
         using Derivative = decltype(derivative);
         for (int s = 0; s < steps; ++s)
           rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
-            exec::parallel_for(n, DerivativeKernel<Real, Model, Derivative>{m, model, in, out, n});
+            if (baseline) {  // the seed's first three kernels, then the derivative instead of update()
+              const Span<const Real> grad = baseline_operators(in);
+              exec::parallel_for(n,
+                                 StoredDerivativeKernel<Real, Model>{model, in, lap_.span(), grad, out, n});
+            } else {
+              exec::parallel_for(n, DerivativeKernel<Real, Model, Derivative>{m, model, in, out, n});
+            }
           });
       });
       return;
@@ -426,26 +448,16 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
       return;
     }
     for (int s = 0; s < steps; ++s) {
-      if (params_.path != KernelPath::baseline) {  // one kernel per step
+      if (baseline) {  // the seed's baseline: lap, faceGradients, vertexGradients, update
+        const Span<const Real> grad = baseline_operators(field_.current());
+        exec::parallel_for(
+            n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad, field_.next(), dt, n});
+      } else {  // one kernel per step
         with_derivative([&](auto derivative) {
           using Derivative = decltype(derivative);
           exec::parallel_for(
               n, OneKernelEuler<Real, Model, Derivative>{m, model, field_.current(), field_.next(), dt, n});
         });
-      } else {  // the seed's baseline: lap, faceGradients, vertexGradients, update
-        lap_.ensure(2 * n);
-        exec::parallel_for(n, LaplacianKernel<Real>{m, field_.current(), lap_.span(), n});
-        Span<const Real> grad;
-        if (Model::needs_gradients) {
-          face_grad_.ensure(6 * ops_->faces());
-          vertex_grad_.ensure(6 * n);
-          exec::parallel_for(ops_->faces(),
-                             FaceGradientKernel<Real>{m, field_.current(), face_grad_.span(), n});
-          exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
-          grad = vertex_grad_.span();
-        }
-        exec::parallel_for(
-            n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad, field_.next(), dt, n});
       }
       field_.swap();
     }

@@ -175,6 +175,19 @@ struct VertexGradientKernel {
   }
 };
 
+/// The time derivative at vertex i from the stored Laplacians (2 * n) and vertex gradients (6 * n; empty
+/// when the model needs none) of the kernels above.
+template <class Real, class Model>
+TISSUE_HD void stored_derivative(const Model& model, const Span<const Real>& u, const Span<const Real>& lap,
+                                 const Span<const Real>& grad, std::size_t n, std::size_t i, Real& da,
+                                 Real& db) {
+  Real dot = 0;
+  if (Model::needs_gradients)
+    dot =
+        grad[6 * i] * grad[6 * i + 3] + grad[6 * i + 1] * grad[6 * i + 4] + grad[6 * i + 2] * grad[6 * i + 5];
+  model(u[i], u[n + i], lap[i], lap[n + i], dot, da, db);
+}
+
 /// update(): explicit Euler from the stored Laplacians (and vertex gradients when the model needs them).
 template <class Real, class Model>
 struct UpdateKernel {
@@ -184,14 +197,26 @@ struct UpdateKernel {
   Real dt;
   std::size_t n;
   TISSUE_HD void operator()(std::size_t i) const {
-    Real dot = 0;
-    if (Model::needs_gradients)
-      dot = grad[6 * i] * grad[6 * i + 3] + grad[6 * i + 1] * grad[6 * i + 4] +
-            grad[6 * i + 2] * grad[6 * i + 5];
     Real da, db;
-    model(u[i], u[n + i], lap[i], lap[n + i], dot, da, db);
+    stored_derivative(model, u, lap, grad, n, i, da, db);
     out[i] = u[i] + dt * da;
     out[n + i] = u[n + i] + dt * db;
+  }
+};
+
+/// The baseline's time derivative dudt = f(u) from the stored Laplacians and vertex gradients (RK4 stages
+/// through the seed's kernels: lap, faceGradients, vertexGradients, then this instead of update).
+template <class Real, class Model>
+struct StoredDerivativeKernel {
+  Model model;
+  Span<const Real> u, lap, grad;  ///< grad empty when the model needs no gradients
+  Span<Real> dudt;
+  std::size_t n;
+  TISSUE_HD void operator()(std::size_t i) const {
+    Real da, db;
+    stored_derivative(model, u, lap, grad, n, i, da, db);
+    dudt[i] = da;
+    dudt[n + i] = db;
   }
 };
 
