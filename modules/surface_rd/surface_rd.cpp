@@ -338,28 +338,6 @@ MeshView<Real> MeshOperators<Real>::view() const {
   return v;
 }
 
-namespace {
-/// Calls f with the scenario's model as a kernel functor in precision Real.
-template <class Real, class F>
-void with_model(const SurfaceRdParams& p, F&& f) {
-  if (p.model == ModelKind::chemotaxis) {
-    const auto& c = p.chemotaxis;
-    f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
-                       static_cast<Real>(c.s), static_cast<Real>(c.N)});
-    return;
-  }
-  const auto da = static_cast<Real>(p.reaction.diffusion[0]), db = static_cast<Real>(p.reaction.diffusion[1]);
-  if (p.reaction.kind == reactions::ReactionSpec::Kind::gray_scott)
-    f(DiffusionReaction<Real, reactions::GrayScott<Real>>{
-        da, db,
-        reactions::GrayScott<Real>{static_cast<Real>(p.reaction.gray_scott.F),
-                                   static_cast<Real>(p.reaction.gray_scott.k)}});
-  else
-    f(DiffusionReaction<Real, reactions::Polynomial<Real>>{da, db,
-                                                           p.reaction.polynomial.template as<Real>()});
-}
-}  // namespace
-
 template <class Real>
 SurfaceRdSystem<Real>::SurfaceRdSystem(const SurfaceRdParams& params, SurfaceField<Real>& field,
                                        std::shared_ptr<const MeshOperators<Real>> operators)

@@ -67,6 +67,27 @@ struct SurfaceRdParams {
   double max_diffusion() const;
 };
 
+/// Calls f with the parameters' model as a kernel functor in precision Real: Chemotaxis<Real> or
+/// DiffusionReaction<Real, R> with R the reaction's functor (surface_rd_kernels.hpp).
+template <class Real, class F>
+void with_model(const SurfaceRdParams& p, F&& f) {
+  if (p.model == ModelKind::chemotaxis) {
+    const auto& c = p.chemotaxis;
+    f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
+                       static_cast<Real>(c.s), static_cast<Real>(c.N)});
+    return;
+  }
+  const auto da = static_cast<Real>(p.reaction.diffusion[0]), db = static_cast<Real>(p.reaction.diffusion[1]);
+  if (p.reaction.kind == reactions::ReactionSpec::Kind::gray_scott)
+    f(DiffusionReaction<Real, reactions::GrayScott<Real>>{
+        da, db,
+        reactions::GrayScott<Real>{static_cast<Real>(p.reaction.gray_scott.F),
+                                   static_cast<Real>(p.reaction.gray_scott.k)}});
+  else
+    f(DiffusionReaction<Real, reactions::Polynomial<Real>>{da, db,
+                                                           p.reaction.polynomial.template as<Real>()});
+}
+
 /// The mesh operators (mesh_operators.hpp) in precision Real on the active backend, in the layouts of every
 /// kernel path; with patch settings also the METIS patches of the `patches` path.
 template <class Real>
