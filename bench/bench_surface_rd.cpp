@@ -5,7 +5,9 @@
 //                    [--patch-sweep]
 //
 // Meshes: regular rectangles of N x N vertices (default 141^2 ~ 20 K and 1000^2 = 1 M, the seed's R1/R2
-// range) and the Stanford bunny (34 834 vertices). "B/v-step" is the least traffic of the path per
+// range) and the Stanford bunny (34 834 vertices). The paths: the module's (baseline, stencil, patches) and
+// those kept here only for comparison (fused, ring, ring_weights: bench/surface_rd_variants.hpp).
+// "B/v-step" is the least traffic of the path per
 // vertex-step, counted from the mesh (s = sizeof(Real)):
 //   baseline, fused: both species read and written once (4 s); the operators read once: CSR offsets (4)
 //     and per neighbour an index and a weight (4 + s), the inverse area (s), the vertex-face offsets (4)
@@ -23,11 +25,13 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/surface_rd_variants.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/mesh/surface_field.hpp"
 #include "modules/surface_rd/surface_rd.hpp"
@@ -40,15 +44,24 @@ using bench::seconds_since;
 
 namespace {
 
-/// One case: a kernel path, its steps per launch and (patches) patch size and threads per block.
+using variants::Variant;
+
+/// One case: a kernel path of the module or a variant kept here, its steps per launch and (patches) patch
+/// size and threads per block.
 struct Case {
   KernelPath path;
+  std::optional<Variant> variant;  ///< instead of `path`
   int steps_per_launch = 1;
   std::size_t patch_vertices = 256;
   unsigned patch_threads = 512;  // 0: one thread per local vertex
 
+  Case(KernelPath p, int k = 1, std::size_t vertices = 256, unsigned threads = 512)
+      : path(p), steps_per_launch(k), patch_vertices(vertices), patch_threads(threads) {}
+  Case(Variant v) : path(KernelPath::baseline), variant(v) {}
+
   std::string name() const {
-    std::string s = path == KernelPath::ring_weights ? "ring_w" : kernel_name(path);
+    if (variant) return *variant == Variant::ring_weights ? "ring_w" : variants::variant_name(*variant);
+    std::string s = kernel_name(path);
     if (path == KernelPath::patches) s += " x" + std::to_string(steps_per_launch);
     return s;
   }
@@ -61,11 +74,9 @@ double bytes_per_vertex_step(const mesh::TriangleMesh& m, const mesh::MeshTopolo
   constexpr double s = sizeof(Real);
   const auto n = static_cast<double>(m.vertex_count());
   const double slots = static_cast<double>(t.vertex_neighbours.size()) / n;
-  switch (c.path) {
-    case KernelPath::ring:
-      return 4 * s + 4 * s + 4 + 4 * slots;
-    case KernelPath::ring_weights:
-      return 4 * s + 4 * s + 4 + slots * (4 + 2 * s) + 6 * s;
+  if (c.variant == Variant::ring) return 4 * s + 4 * s + 4 + 4 * slots;
+  if (c.variant == Variant::ring_weights) return 4 * s + 4 * s + 4 + slots * (4 + 2 * s) + 6 * s;
+  switch (c.variant ? KernelPath::baseline : c.path) {  // fused: the baseline's operators
     case KernelPath::stencil:
       return 4 * s + 4 + slots * (4 + 4 * s);
     case KernelPath::patches: {
@@ -111,13 +122,18 @@ Measured measure(const std::shared_ptr<const mesh::TriangleMesh>& m, const mesh:
   PatchSettings patches;
   if (c.path == KernelPath::patches) patches = {c.steps_per_launch, c.patch_vertices};
   auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology, patches);
-  SurfaceRdSystem<Real> system(p, field, ops);
+  std::unique_ptr<System> system;
+  if (c.variant)
+    system = std::make_unique<variants::VariantSystem<Real>>(
+        *c.variant, p, field, std::make_shared<const variants::VariantOperators<Real>>(*m, topology, ops));
+  else
+    system = std::make_unique<SurfaceRdSystem<Real>>(p, field, ops);
   const double dt = 0.5 / (p.max_diffusion() * ops->spectral_radius_bound()) * c.steps_per_launch;
-  for (int k = 0; k < 2; ++k) system.run(world, StepContext{k, 0.0, dt});  // warm-up
+  for (int k = 0; k < 2; ++k) system->run(world, StepContext{k, 0.0, dt});  // warm-up
   exec::synchronize();
   const int calls = std::max(1, steps / c.steps_per_launch);
   const auto t0 = Clock::now();
-  for (int k = 0; k < calls; ++k) system.run(world, StepContext{k, 0.0, dt});
+  for (int k = 0; k < calls; ++k) system->run(world, StepContext{k, 0.0, dt});
   exec::synchronize();
   const double seconds = seconds_since(t0) / (calls * c.steps_per_launch);
   return {seconds, bytes_per_vertex_step(*m, topology, *ops, c),
@@ -194,10 +210,9 @@ int main(int argc, char** argv) {
         }
     return 0;
   }
-  const std::vector<Case> cases{
-      {KernelPath::baseline},     {KernelPath::fused},      {KernelPath::ring},
-      {KernelPath::ring_weights}, {KernelPath::stencil},    {KernelPath::patches, 1},
-      {KernelPath::patches, 2},   {KernelPath::patches, 4}, {KernelPath::patches, 8}};
+  const std::vector<Case> cases{{KernelPath::baseline},   {Variant::fused},         {Variant::ring},
+                                {Variant::ring_weights},  {KernelPath::stencil},    {KernelPath::patches, 1},
+                                {KernelPath::patches, 2}, {KernelPath::patches, 4}, {KernelPath::patches, 8}};
   for (const auto& [name, m] : meshes) {
     const auto topology = mesh::build_topology(*m);
     for (const Case& c : cases)

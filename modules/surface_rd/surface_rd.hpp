@@ -2,7 +2,8 @@
 /// @file surface_rd.hpp
 /// Two-species reaction-diffusion on triangle meshes (module README: equations, operators, kernels). The
 /// system advances a SurfaceField<Real> with explicit Euler (the seed) or RK4, through the seed's baseline
-/// kernels or the fused kernel (chosen in the scenario; both give the same fields to rounding).
+/// kernels (the reference), the assembled one-ring stencils, or several steps per launch on METIS patches
+/// (chosen in the scenario; all give the same fields to rounding).
 
 #include <array>
 #include <memory>
@@ -27,19 +28,20 @@ struct ChemotaxisParams {
 
 enum class ModelKind { chemotaxis, reaction };
 enum class Integrator { euler, rk4 };
-/// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update); fused: one kernel over
-/// the stored operators; ring: one kernel recomputing the geometry from the one-ring positions (least
-/// traffic); ring_weights: ring with stored Laplacian and angle weights; stencil: one kernel over the
-/// assembled one-ring stencils (Laplacian and vertex-gradient weights per edge); patches: the stencils of
-/// METIS patches with halos, steps_per_launch steps per launch in shared memory (module README).
-enum class KernelPath { baseline, fused, ring, ring_weights, stencil, patches };
+/// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update), the reference; stencil:
+/// one kernel over the assembled one-ring stencils (Laplacian and vertex-gradient weights per edge), the
+/// fastest one-step path; patches: the stencils of METIS patches with halos, steps_per_launch steps per
+/// launch in shared memory, the fastest (module README). The benchmark's other paths (fused, ring,
+/// ring_weights) are in bench/surface_rd_variants.hpp.
+enum class KernelPath { baseline, stencil, patches };
 
-/// The path of a scenario's `surface_rd.kernel` name ("baseline", "fused", "ring", "ring_weights",
-/// "stencil", "patches"). @throws std::invalid_argument for another name.
+/// The path of a scenario's `surface_rd.kernel` name ("baseline", "stencil", "patches").
+/// @throws std::invalid_argument for another name, saying where a path moved to the benchmark went
+/// ("fused", "ring", "ring_weights").
 KernelPath kernel_path(const std::string& name);
 /// The path's name as in scenarios.
 const char* kernel_name(KernelPath path);
-/// One line for run descriptions ("fused kernel", ...).
+/// One line for run descriptions ("assembled stencil kernel", ...).
 std::string kernel_description(KernelPath path);
 
 /// The patch layout of the `patches` path: about `vertices` own vertices per patch, `levels` halo rings
@@ -67,8 +69,29 @@ struct SurfaceRdParams {
   double max_diffusion() const;
 };
 
-/// The mesh operators (mesh_operators.hpp) in precision Real on the active backend, in the layouts of every
-/// kernel path; with patch settings also the METIS patches of the `patches` path.
+/// Calls f with the parameters' model as a kernel functor in precision Real: Chemotaxis<Real> or
+/// DiffusionReaction<Real, R> with R the reaction's functor (surface_rd_kernels.hpp).
+template <class Real, class F>
+void with_model(const SurfaceRdParams& p, F&& f) {
+  if (p.model == ModelKind::chemotaxis) {
+    const auto& c = p.chemotaxis;
+    f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
+                       static_cast<Real>(c.s), static_cast<Real>(c.N)});
+    return;
+  }
+  const auto da = static_cast<Real>(p.reaction.diffusion[0]), db = static_cast<Real>(p.reaction.diffusion[1]);
+  if (p.reaction.kind == reactions::ReactionSpec::Kind::gray_scott)
+    f(DiffusionReaction<Real, reactions::GrayScott<Real>>{
+        da, db,
+        reactions::GrayScott<Real>{static_cast<Real>(p.reaction.gray_scott.F),
+                                   static_cast<Real>(p.reaction.gray_scott.k)}});
+  else
+    f(DiffusionReaction<Real, reactions::Polynomial<Real>>{da, db,
+                                                           p.reaction.polynomial.template as<Real>()});
+}
+
+/// The mesh operators (mesh_operators.hpp) in precision Real on the active backend, in the layouts of the
+/// `baseline` and `stencil` paths; with patch settings also the METIS patches of the `patches` path.
 template <class Real>
 class MeshOperators {
  public:
@@ -100,8 +123,6 @@ class MeshOperators {
   DeviceBuffer<std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
-  DeviceBuffer<Point<Real>> points_;
-  DeviceBuffer<SlotWeights<Real>> ring_weights_;
   DeviceBuffer<StencilWeights<Real>> stencil_;
   std::size_t pitch_ = 0;
   // patches

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
@@ -73,9 +74,11 @@ SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::Sc
                 : ModelKind::reaction;
   p.integrator =
       rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
-  const std::string kernel =
-      rd.string("kernel", "stencil", {"stencil", "patches", "fused", "baseline", "ring", "ring_weights"});
-  p.path = kernel_path(kernel);
+  try {  // kernel_path names the paths that moved to the benchmark
+    p.path = kernel_path(rd.string("kernel", "stencil"));
+  } catch (const std::invalid_argument& e) {
+    rd.fail("kernel", e.what());
+  }
   p.patch_vertices =
       static_cast<std::size_t>(rd.integer("patch_vertices", 256, io::Range::closed(32, 16384)));
   if (p.path == KernelPath::patches && p.integrator == Integrator::rk4)
