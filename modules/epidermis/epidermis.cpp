@@ -293,7 +293,7 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   if (has_membrane)
     sim->description += "; membrane mesh of " + std::to_string(membrane_mesh->vertex_count()) +
                         " vertices, " + std::to_string(membrane_mesh->face_count()) + " faces" +
-                        (membrane_rd ? " carrying " + (rd_params.model == surface_rd::ModelKind::chemotaxis
+                        (membrane_rd ? " carrying " + (rd_params.kinetics == surface_rd::Kinetics::chemotaxis
                                                            ? std::string("the chemotaxis model")
                                                            : rd_params.reaction.describe())
                                      : std::string());

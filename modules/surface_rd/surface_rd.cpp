@@ -14,7 +14,7 @@
 namespace tissue::surface_rd {
 
 double SurfaceRdParams::max_diffusion() const {
-  if (model == ModelKind::chemotaxis) return std::max(chemotaxis.D, 1.0);
+  if (kinetics == Kinetics::chemotaxis) return std::max(chemotaxis.D, 1.0);
   return std::max(reaction.diffusion[0], reaction.diffusion[1]);
 }
 

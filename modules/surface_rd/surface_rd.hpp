@@ -26,7 +26,9 @@ struct ChemotaxisParams {
   double D = 0.25, r = 1.522, alpha = 12.02, s = 1.0, N = 1.0;
 };
 
-enum class ModelKind { chemotaxis, reaction };
+/// The kinetics of the surface field ([surface_rd] model): the seed's chemotaxis model (eq. 1) or a
+/// reaction of the reactions module.
+enum class Kinetics { chemotaxis, reaction };
 enum class Integrator { euler, rk4 };
 /// baseline: the seed's four kernels (lap, faceGradients, vertexGradients, update), the reference; stencil:
 /// one kernel over the assembled one-ring stencils (Laplacian and vertex-gradient weights per edge), the
@@ -52,9 +54,9 @@ struct PatchSettings {
 };
 
 struct SurfaceRdParams {
-  ModelKind model = ModelKind::chemotaxis;
+  Kinetics kinetics = Kinetics::chemotaxis;
   ChemotaxisParams chemotaxis;
-  reactions::ReactionSpec reaction;  ///< for ModelKind::reaction
+  reactions::ReactionSpec reaction;  ///< for Kinetics::reaction
   Integrator integrator = Integrator::euler;
   KernelPath path = KernelPath::stencil;
   /// Explicit steps per system call (the schedule runs the system every steps_per_launch steps); the
@@ -73,7 +75,7 @@ struct SurfaceRdParams {
 /// DiffusionReaction<Real, R> with R the reaction's functor (surface_rd_kernels.hpp).
 template <class Real, class F>
 void with_model(const SurfaceRdParams& p, F&& f) {
-  if (p.model == ModelKind::chemotaxis) {
+  if (p.kinetics == Kinetics::chemotaxis) {
     const auto& c = p.chemotaxis;
     f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
                        static_cast<Real>(c.s), static_cast<Real>(c.N)});

@@ -69,9 +69,9 @@ template std::unique_ptr<SnapshotWriter> make_surface_writer<double>(const fs::p
 SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::ScenarioTable& models,
                                        InitialState& init) {
   SurfaceRdParams p;
-  p.model = rd.string("model", "chemotaxis", {"chemotaxis", "reaction"}) == "chemotaxis"
-                ? ModelKind::chemotaxis
-                : ModelKind::reaction;
+  p.kinetics = rd.string("model", "chemotaxis", {"chemotaxis", "reaction"}) == "chemotaxis"
+                   ? Kinetics::chemotaxis
+                   : Kinetics::reaction;
   p.integrator =
       rd.string("integrator", "euler", {"euler", "rk4"}) == "rk4" ? Integrator::rk4 : Integrator::euler;
   try {  // kernel_path names the paths that moved to the benchmark
@@ -84,7 +84,7 @@ SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::Sc
   if (p.path == KernelPath::patches && p.integrator == Integrator::rk4)
     rd.fail("kernel", "the patches kernel does explicit Euler steps only (integrator = \"euler\")");
   init = InitialState{};
-  if (p.model == ModelKind::chemotaxis) {
+  if (p.kinetics == Kinetics::chemotaxis) {
     const auto c = models.table("chemotaxis");
     p.chemotaxis.D = c.number("D", p.chemotaxis.D, io::Range::positive());
     p.chemotaxis.r = c.number("r", p.chemotaxis.r, io::Range::non_negative());
@@ -113,8 +113,8 @@ void read_initial_state(const io::ScenarioTable& it, std::size_t vertices, Initi
 }
 
 std::vector<std::string> species_names(const SurfaceRdParams& params) {
-  return params.model == ModelKind::chemotaxis ? std::vector<std::string>{"fn", "fc"}
-                                               : std::vector<std::string>{"a", "b"};
+  return params.kinetics == Kinetics::chemotaxis ? std::vector<std::string>{"fn", "fc"}
+                                                 : std::vector<std::string>{"a", "b"};
 }
 
 namespace {
@@ -252,7 +252,7 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
-    << (p.model == ModelKind::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
+    << (p.kinetics == Kinetics::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
     << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", " << kernel_description(p.path)
     << (p.steps_per_launch > 1 ? ", " + std::to_string(p.steps_per_launch) + " steps per launch"
                                : std::string())

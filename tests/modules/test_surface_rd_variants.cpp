@@ -91,7 +91,7 @@ TEST_CASE("the benchmark's surface RD variants conserve the area-weighted total 
           "[surface_rd]") {
   // as test_surface_rd.cpp's test for the module's paths: no reaction, D = (1, 0.3), a patch of b
   SurfaceRdParams p;
-  p.model = ModelKind::reaction;
+  p.kinetics = Kinetics::reaction;
   p.reaction.kind = reactions::ReactionSpec::Kind::polynomial;
   p.reaction.diffusion[0] = 1.0;
   p.reaction.diffusion[1] = 0.3;
