@@ -16,6 +16,9 @@ Needs /usr/bin/python3 with h5py (python3-h5py). CTest runs the comparison with 
 (regression.scenario_hashes). After a change that is meant to alter results, record the hashes again in a
 commit of its own that says why:
     tools/scenario_hashes.py build/cpu/tools/tissue --out tests/regression/scenario_hashes_cpu.txt
+On the GPU machine (its python3 has h5py), the CUDA backend's hashes compare with
+tests/regression/scenario_hashes_cuda_h200.txt:
+    python3 tools/scenario_hashes.py .gpu/build/tools/tissue --backend cuda --compare ...
 """
 import argparse
 import hashlib
