@@ -52,7 +52,7 @@ double time_per_step(const Case& c, int steps) {
   p.reaction.gray_scott = {0.038, 0.061};
   if (c.shape.nz > 1) p.reaction.diffusion[0] = 0.3, p.reaction.diffusion[1] = 0.15;
   const double dt = c.shape.nz > 1 ? 0.5 : 1.0;
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = world.add_field(std::make_unique<GridField<float>>(
       "rd", p.shape, std::vector<std::string>{"a", "b"}, p.geometry<float>()));
   InitialState init;

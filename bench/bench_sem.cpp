@@ -35,7 +35,7 @@ std::unique_ptr<World> make_slab(std::size_t target_elements) {
   const int side = std::max(4, static_cast<int>(std::lround(std::sqrt(cells / layers))));
   Box box;
   box.lx = box.ly = static_cast<float>(side) * pitch;
-  auto w = std::make_unique<World>(box, 0);
+  auto w = std::make_unique<World>(box);
   w->cells.reserve(static_cast<std::size_t>(side) * side * layers);
   w->elements.reserve(static_cast<std::size_t>(side) * side * layers * per_cell);
   for (int k = 0; k < layers; ++k)

@@ -111,7 +111,7 @@ Measured measure(const std::shared_ptr<const mesh::TriangleMesh>& m, const mesh:
   p.steps_per_launch = c.steps_per_launch;
   p.patch_vertices = c.patch_vertices;
   p.patch_threads = c.patch_threads;
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = world.add_field(
       std::make_unique<SurfaceField<Real>>("surface", m, std::vector<std::string>{"fn", "fc"}));
   InitialState init;

@@ -37,20 +37,15 @@ int run(RunRequest request, const std::string& backend) {
 int check(const std::string& path) {
   const auto scenario = io::Scenario::from_file(path);
   auto sim = builtin_modules().build_simulation(scenario);
-  std::printf("%s: valid %s scenario: %s; %lld steps of dt = %g\n%s", path.c_str(), sim->model.c_str(),
-              sim->description.c_str(), static_cast<long long>(sim->steps), sim->dt,
+  std::printf("%s: valid scenario (%s): %s; %lld steps of dt = %g\ncomposed schedule:\n%s", path.c_str(),
+              sim->model.c_str(), sim->description.c_str(), static_cast<long long>(sim->steps), sim->dt,
               sim->schedule.describe().c_str());
   return kExitOk;
 }
 
-/// Lists the registered modules: name, default, scenario tables and summary.
+/// Lists the registered entity sets, modules and presets with their tables and summaries.
 int list_modules() {
-  for (const auto& m : builtin_modules().modules()) {
-    std::string tables;
-    for (const auto& t : m.tables) tables += (tables.empty() ? "[" : ", [") + t + "]";
-    std::printf("%s%s: %s\n    tables: %s; default dt %g\n", m.name.c_str(),
-                m.default_model ? " (default model)" : "", m.summary.c_str(), tables.c_str(), m.default_dt);
-  }
+  std::printf("%s", builtin_modules().describe().c_str());
   return kExitOk;
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,22 @@ class ColumnBase {
 
   const std::string& name() const { return name_; }
   int components() const { return components_; }
+  /// Names of the components (e.g. a gene network's species), as the module that added the column gave
+  /// them; empty when it gave none. Writers use them for per-component arrays.
+  const std::vector<std::string>& component_names() const { return component_names_; }
+  /// Index of the component named `name`, or -1.
+  int component_index(const std::string& name) const {
+    for (std::size_t k = 0; k < component_names_.size(); ++k)
+      if (component_names_[k] == name) return static_cast<int>(k);
+    return -1;
+  }
+  /// Names the components. @throws std::invalid_argument unless there are components() names.
+  void set_component_names(std::vector<std::string> names) {
+    if (names.size() != static_cast<std::size_t>(components_))
+      throw std::invalid_argument("column '" + name_ + "' has " + std::to_string(components_) +
+                                  " components, not " + std::to_string(names.size()));
+    component_names_ = std::move(names);
+  }
   std::size_t capacity() const { return capacity_; }
   /// Element type of the values.
   virtual ScalarType scalar_type() const = 0;
@@ -51,6 +68,7 @@ class ColumnBase {
   std::string name_;
   int components_;
   std::size_t capacity_ = 0;
+  std::vector<std::string> component_names_;
 };
 
 /// A column of trivially copyable T with `components()` values per row.

@@ -3,13 +3,14 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <stdexcept>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
 
 namespace tissue {
 
-World::World(Box b, int species_count)
+World::World(Box b)
     : box(b),
       cell_id(cells.add_column<std::int64_t>("id")),
       first(cells.add_column<std::int32_t>("first")),
@@ -18,13 +19,19 @@ World::World(Box b, int species_count)
       cy(cells.add_column<float>("cy")),
       cz(cells.add_column<float>("cz")),
       flags(cells.add_column<std::uint32_t>("flags")),
-      species(cells.add_column<float>("species", species_count > 0 ? species_count : 1)),
       x(elements.add_column<float>("x")),
       y(elements.add_column<float>("y")),
       z(elements.add_column<float>("z")),
-      type(elements.add_column<std::int32_t>("type")),
-      cell(elements.add_column<std::int32_t>("cell")),
-      species_count_(species_count) {}
+      cell(elements.add_column<std::int32_t>("cell")) {}
+
+std::uint32_t World::flag_bit(const std::string& name) {
+  for (std::size_t k = 0; k < flag_names_.size(); ++k)
+    if (flag_names_[k] == name) return 1u << (k + 1);
+  if (flag_names_.size() >= 31)
+    throw std::length_error("the cells' flags have no bit left for '" + name + "' (31 are taken)");
+  flag_names_.push_back(name);
+  return 1u << flag_names_.size();
+}
 
 std::int32_t World::add_cell_host() {
   const auto c = static_cast<std::int32_t>(cells.append_host(1));
@@ -32,12 +39,11 @@ std::int32_t World::add_cell_host() {
   return c;
 }
 
-std::int32_t World::add_element_host(std::int32_t c, float px, float py, float pz, std::int32_t t) {
+std::int32_t World::add_element_host(std::int32_t c, float px, float py, float pz) {
   const auto e = elements.append_host(1);
   x.host(e) = box.wrap_x(px);
   y.host(e) = box.wrap_y(py);
   z.host(e) = box.clamp_z(pz);
-  type.host(e) = t;
   cell.host(e) = c;
   return static_cast<std::int32_t>(e);
 }

@@ -4,8 +4,10 @@
 ///
 /// Cells and subcellular elements are two SoA tables. The elements of a cell are a contiguous range
 /// [first, first + count) of the element table, in cell order; World::commit() restores that order
-/// after a hook has added or removed entities. Module-specific components (gene-network species,
-/// ...) are further columns on these tables.
+/// after a hook has added or removed entities. The engine knows only the columns every cell/element world
+/// has (ids, ranges, positions, centres, flags); modules add their own columns (the SEM's element type, a
+/// gene network's species, sampled fields) with Table::add_column(), their own flag bits with flag_bit(),
+/// and say what the tissue writer writes with add_output().
 
 #include <cstddef>
 #include <cstdint>
@@ -19,21 +21,35 @@
 
 namespace tissue {
 
-/// Bits of the cells' `flags` column.
+/// Bits of the cells' `flags` column the engine itself uses; modules take further bits by name
+/// (World::flag_bit).
 namespace cell_flags {
-inline constexpr std::uint32_t dead = 1u << 0;        ///< set by a hook; removed by commit()
-inline constexpr std::uint32_t suprabasal = 1u << 1;  ///< gene-network state: high Ovol1 / low Ovol2
-inline constexpr std::uint32_t growing = 1u << 2;     ///< lifecycle: grew at the last growth hook
+inline constexpr std::uint32_t dead = 1u << 0;  ///< set by a hook; removed by commit()
 }  // namespace cell_flags
 
-/// Element type of basement-membrane adhesive elements (the seed's type C_i = 1).
-inline constexpr std::int32_t kAdhesiveElement = 1;
+/// An array the tissue writer (engine/io/tissue_output.hpp) writes, as a module declared it
+/// (World::add_output); the writer groups them by kind, in declaration order within a kind.
+struct TissueOutput {
+  enum class Kind {
+    flag,             ///< per cell: 1 where `bit` of the cells' flags is set, else 0 (uint8)
+    cell_column,      ///< per cell: the float column `column`, one array of its components (a vector when 3)
+    cell_components,  ///< per cell: one scalar array per component of the float column `column`, named
+                      ///< by the column's component_names()
+    element_column,   ///< per element (elements file only): the int32 column `column` of the elements
+    element_count,    ///< per cell (cells file only): how many of the cell's elements have `value` in the
+                      ///< int32 element column `column`
+  };
+  Kind kind = Kind::cell_column;
+  std::string name;        ///< array name in the .vtu files (unused for cell_components)
+  std::string column;      ///< source column
+  std::uint32_t bit = 0;   ///< flag: the bit
+  std::int32_t value = 0;  ///< element_count: the value counted
+};
 
 class World {
  public:
-  /// @param box            domain
-  /// @param species_count  gene-network species per cell (0 when no network runs)
-  World(Box box, int species_count);
+  /// @param box  domain (an entity set may set it later, before the first step)
+  explicit World(Box box = Box{});
   World(const World&) = delete;
   World& operator=(const World&) = delete;
 
@@ -46,17 +62,23 @@ class World {
   Column<float>& cx;              ///< centre x [length] (mean of elements, periodic-aware)
   Column<float>& cy;              ///< centre y [length]
   Column<float>& cz;              ///< centre z [length]
-  Column<std::uint32_t>& flags;   ///< cell_flags bits
-  Column<float>& species;         ///< species_count components, species-major [concentration]
+  Column<std::uint32_t>& flags;   ///< cell_flags::dead and the bits modules took (flag_bit)
 
   Table elements{"elements"};
   Column<float>& x;            ///< position x [length], wrapped into [0, lx) when periodic
   Column<float>& y;            ///< position y [length]
   Column<float>& z;            ///< position z [length], >= 0 with the floor
-  Column<std::int32_t>& type;  ///< element type (kAdhesiveElement or 0)
   Column<std::int32_t>& cell;  ///< owning cell (dense index into cells)
 
-  int species_count() const { return species_count_; }
+  /// The bit of the cells' flags named `name`, taken on first request (bit 0 is cell_flags::dead).
+  /// @throws std::length_error when all 32 bits are taken.
+  std::uint32_t flag_bit(const std::string& name);
+  /// Names of the flag bits taken, bit k - 1 at index k - 1 (bit 0, "dead", excluded).
+  const std::vector<std::string>& flag_names() const { return flag_names_; }
+
+  /// Declares an array for the tissue writer (grouped by kind, in declaration order within a kind).
+  void add_output(TissueOutput output) { outputs_.push_back(std::move(output)); }
+  const std::vector<TissueOutput>& outputs() const { return outputs_; }
 
   /// Fields besides the tables (grids, ...), in the order added.
   std::vector<std::unique_ptr<FieldBase>> fields;
@@ -77,9 +99,10 @@ class World {
 
   /// Appends a cell on the host mirror with a fresh stable id; returns its dense index.
   std::int32_t add_cell_host();
-  /// Appends one element of cell `c` on the host mirror; returns its dense index. The cell's
-  /// first/count and the element order are fixed up by compact_host()/commit().
-  std::int32_t add_element_host(std::int32_t c, float x, float y, float z, std::int32_t type);
+  /// Appends one element of cell `c` at (x, y, z) on the host mirror (wrapped into the box; other columns
+  /// of the new row are zero); returns its dense index. The cell's first/count and the element order are
+  /// fixed up by compact_host()/commit().
+  std::int32_t add_element_host(std::int32_t c, float x, float y, float z);
 
   /// Host mirrors <- device: both tables and every field.
   void download();
@@ -94,7 +117,8 @@ class World {
   std::string check_consistency() const;
 
  private:
-  int species_count_;
+  std::vector<std::string> flag_names_;
+  std::vector<TissueOutput> outputs_;
 };
 
 /// Throws NumericalError (with the step and the likely cause) if an element coordinate is NaN or

@@ -148,7 +148,8 @@ void Scenario::check_unused() const {
       if (v.is_table()) walk(*v.as_table(), full);
       if (const toml::array* array = v.as_array())
         for (std::size_t i = 0; i < array->size(); ++i)
-          if (const toml::table* entry = (*array)[i].as_table()) walk(*entry, full + "[" + std::to_string(i) + "]");
+          if (const toml::table* entry = (*array)[i].as_table())
+            walk(*entry, full + "[" + std::to_string(i) + "]");
     }
   };
   walk(impl_->root, "");
@@ -232,6 +233,28 @@ std::string ScenarioTable::string(std::string_view key, std::string fallback,
   return v;
 }
 
+std::vector<std::string> ScenarioTable::strings(std::string_view key, std::vector<std::string> fallback,
+                                                const std::vector<std::string>& allowed) const {
+  if (!has(key)) return fallback;
+  const toml::node* n = as_table(node_)->get(key);
+  impl_->read.insert(n);
+  std::string choices;
+  for (const auto& a : allowed) choices += (choices.empty() ? "" : ", ") + ("\"" + a + "\"");
+  const toml::array* array = n->as_array();
+  if (array == nullptr) fail(key, "expected an array of strings, got " + type_name(*n));
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < array->size(); ++i) {
+    const toml::node& entry = (*array)[i];
+    if (!entry.is_string())
+      fail(key, "entry " + std::to_string(i) + ": expected a string, got " + type_name(entry));
+    std::string v(*entry.value<std::string_view>());
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), v) == allowed.end())
+      fail(key, "entry " + std::to_string(i) + ": \"" + v + "\" is not one of " + choices);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
 std::vector<ScenarioTable> ScenarioTable::tables(std::string_view key) const {
   std::vector<ScenarioTable> out;
   if (!has(key)) return out;
@@ -242,7 +265,8 @@ std::vector<ScenarioTable> ScenarioTable::tables(std::string_view key) const {
   const std::string full = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   for (std::size_t i = 0; i < array->size(); ++i) {
     const toml::table* entry = (*array)[i].as_table();
-    if (entry == nullptr) fail(key, "entry " + std::to_string(i) + ": expected a table, got " + type_name((*array)[i]));
+    if (entry == nullptr)
+      fail(key, "entry " + std::to_string(i) + ": expected a table, got " + type_name((*array)[i]));
     out.push_back(ScenarioTable(impl_, entry, full + "[" + std::to_string(i) + "]"));
   }
   return out;

@@ -76,6 +76,10 @@ class ScenarioTable {
   /// String, one of `allowed` when that list is not empty, or `fallback` when absent.
   std::string string(std::string_view key, std::string fallback,
                      const std::vector<std::string>& allowed = {}) const;
+  /// Array of strings, each one of `allowed` when that list is not empty; `fallback` when absent.
+  /// @throws InputError when the key is not an array of strings or an entry is not allowed.
+  std::vector<std::string> strings(std::string_view key, std::vector<std::string> fallback,
+                                   const std::vector<std::string>& allowed = {}) const;
   /// Sub-table (an empty one when absent). @throws InputError when the key is not a table.
   ScenarioTable table(std::string_view key) const;
   /// Array of tables (`key = [{...}, {...}]` or `[[key]]`), empty when absent.

@@ -4,11 +4,8 @@
 
 namespace tissue::io {
 
-TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements,
-                           bool cells, std::vector<std::string> cell_columns)
+TissueWriter::TissueWriter(std::filesystem::path dir, bool elements, bool cells)
     : dir_(std::move(dir)),
-      species_names_(std::move(species_names)),
-      cell_columns_(std::move(cell_columns)),
       elements_(elements),
       cells_(cells),
       element_series_(dir_ / "elements.pvd"),
@@ -16,33 +13,45 @@ TissueWriter::TissueWriter(std::filesystem::path dir, std::vector<std::string> s
 
 namespace {
 
-/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): stable id, state, species,
-/// and the named float cell columns (components interleaved per point).
-std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner,
-                                   const std::vector<std::string>& species_names, int n_species,
-                                   const std::vector<std::string>& cell_columns) {
+using Kind = TissueOutput::Kind;
+
+/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): the stable id, then the
+/// per-cell outputs the modules declared (components interleaved per point).
+std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner) {
   const std::size_t n = owner.size();
   std::vector<std::int64_t> cell_id(n);
-  std::vector<std::uint8_t> state(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    cell_id[i] = w.cell_id.host(owner[i]);
-    state[i] = (w.flags.host(owner[i]) & cell_flags::suprabasal) ? 1 : 0;
-  }
-  std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id), VtkArray::of("suprabasal", state)};
-  for (int s = 0; s < n_species; ++s) {
-    std::vector<float> v(n);
-    for (std::size_t i = 0; i < n; ++i) v[i] = w.species.host(owner[i], s);
-    arrays.push_back(VtkArray::of(species_names[static_cast<std::size_t>(s)], v));
-  }
-  for (const auto& name : cell_columns) {
-    auto& column = w.cells.column<float>(name);
-    const int nc = column.components();
-    std::vector<float> v(n * static_cast<std::size_t>(nc));
-    for (std::size_t i = 0; i < n; ++i)
-      for (int c = 0; c < nc; ++c)
-        v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
-    arrays.push_back(VtkArray::of(name, v, nc));
-  }
+  for (std::size_t i = 0; i < n; ++i) cell_id[i] = w.cell_id.host(owner[i]);
+  std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id)};
+  // by kind (states, then per-component columns such as species, then whole columns such as sampled
+  // fields), and in declaration order within a kind
+  for (const Kind kind : {Kind::flag, Kind::cell_components, Kind::cell_column})
+    for (const auto& out : w.outputs()) {
+      if (out.kind != kind) continue;
+      if (kind == Kind::flag) {
+        std::vector<std::uint8_t> state(n);
+        for (std::size_t i = 0; i < n; ++i) state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0;
+        arrays.push_back(VtkArray::of(out.name, state));
+      } else if (kind == Kind::cell_components) {
+        auto& column = w.cells.column<float>(out.column);
+        const auto& names = column.component_names();
+        for (int s = 0; s < column.components(); ++s) {
+          std::vector<float> v(n);
+          for (std::size_t i = 0; i < n; ++i) v[i] = column.host(owner[i], s);
+          arrays.push_back(VtkArray::of(s < static_cast<int>(names.size())
+                                            ? names[static_cast<std::size_t>(s)]
+                                            : out.column + "_" + std::to_string(s),
+                                        v));
+        }
+      } else {
+        auto& column = w.cells.column<float>(out.column);
+        const int nc = column.components();
+        std::vector<float> v(n * static_cast<std::size_t>(nc));
+        for (std::size_t i = 0; i < n; ++i)
+          for (int c = 0; c < nc; ++c)
+            v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
+        arrays.push_back(VtkArray::of(out.name, v, nc));
+      }
+    }
   return arrays;
 }
 
@@ -54,21 +63,24 @@ void TissueWriter::write(World& w) {
   std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(w.step));
   const std::size_t n_cells = w.cells.size();
   const std::size_t n_el = w.elements.size();
-  const int n_species = std::min<int>(w.species_count(), static_cast<int>(species_names_.size()));
 
   if (elements_) {
     std::vector<float> points(3 * n_el);
     std::vector<std::size_t> owner(n_el);
-    std::vector<std::int32_t> type(n_el);
     for (std::size_t e = 0; e < n_el; ++e) {
       points[3 * e] = w.x.host(e);
       points[3 * e + 1] = w.y.host(e);
       points[3 * e + 2] = w.z.host(e);
       owner[e] = static_cast<std::size_t>(w.cell.host(e));
-      type[e] = w.type.host(e);
     }
-    auto arrays = owner_arrays(w, owner, species_names_, n_species, cell_columns_);
-    arrays.push_back(VtkArray::of("element_type", type));
+    auto arrays = owner_arrays(w, owner);
+    for (const auto& out : w.outputs()) {
+      if (out.kind != Kind::element_column) continue;
+      auto& column = w.elements.column<std::int32_t>(out.column);
+      std::vector<std::int32_t> v(n_el);
+      for (std::size_t e = 0; e < n_el; ++e) v[e] = column.host(e);
+      arrays.push_back(VtkArray::of(out.name, v));
+    }
     const std::string file = std::string("elements_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     element_series_.add(w.time, file);
@@ -76,9 +88,7 @@ void TissueWriter::write(World& w) {
   if (cells_) {
     std::vector<float> points(3 * n_cells);
     std::vector<std::size_t> owner(n_cells);
-    std::vector<std::int32_t> count(n_cells), adhesive(n_cells, 0);
-    for (std::size_t e = 0; e < n_el; ++e)
-      if (w.type.host(e) == kAdhesiveElement) ++adhesive[static_cast<std::size_t>(w.cell.host(e))];
+    std::vector<std::int32_t> count(n_cells);
     for (std::size_t c = 0; c < n_cells; ++c) {
       points[3 * c] = w.cx.host(c);
       points[3 * c + 1] = w.cy.host(c);
@@ -86,9 +96,16 @@ void TissueWriter::write(World& w) {
       owner[c] = c;
       count[c] = w.count.host(c);
     }
-    auto arrays = owner_arrays(w, owner, species_names_, n_species, cell_columns_);
+    auto arrays = owner_arrays(w, owner);
     arrays.push_back(VtkArray::of("element_count", count));
-    arrays.push_back(VtkArray::of("adhesive_elements", adhesive));
+    for (const auto& out : w.outputs()) {
+      if (out.kind != Kind::element_count) continue;
+      auto& column = w.elements.column<std::int32_t>(out.column);
+      std::vector<std::int32_t> matching(n_cells, 0);
+      for (std::size_t e = 0; e < n_el; ++e)
+        if (column.host(e) == out.value) ++matching[static_cast<std::size_t>(w.cell.host(e))];
+      arrays.push_back(VtkArray::of(out.name, matching));
+    }
     const std::string file = std::string("cells_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     cell_series_.add(w.time, file);

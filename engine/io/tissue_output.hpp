@@ -1,9 +1,11 @@
 #pragma once
 /// @file tissue_output.hpp
-/// ParaView output of a cell/element world: per snapshot, elements_<step>.vtu (every element a point
-/// with cell_id, element type, cell state, the cell's species and chosen cell columns) and cells_<step>.vtu
-/// (cell centres with cell_id, element count, adhesive-element count, state and species), indexed by
-/// elements.pvd and cells.pvd.
+/// ParaView output of a cell/element world: per snapshot, elements_<step>.vtu (every element a point with
+/// its cell's arrays and the element arrays) and cells_<step>.vtu (cell centres with the cell arrays and
+/// element_count), indexed by elements.pvd and cells.pvd. The arrays are cell_id, then what the modules
+/// declared with World::add_output(): per cell the flags, then per-component columns (species), then whole
+/// columns (sampled fields), each kind in declaration order; then the element columns (elements file) or
+/// element_count and the element counts (cells file). The writer knows no model's columns.
 
 #include <filesystem>
 #include <string>
@@ -17,21 +19,18 @@ namespace tissue::io {
 
 class TissueWriter final : public SnapshotWriter {
  public:
-  /// @param dir            output directory (must exist)
-  /// @param species_names  one name per species component of the world
-  /// @param cell_columns   further float columns of the cells table written with each cell (and element),
-  ///                       e.g. sampled fields; a column of 3 components becomes a vector array
-  /// @throws std::out_of_range at write() when a named column does not exist or is not float.
-  TissueWriter(std::filesystem::path dir, std::vector<std::string> species_names, bool elements = true,
-               bool cells = true, std::vector<std::string> cell_columns = {});
+  /// @param dir       output directory (created by the caller before the first write)
+  /// @param elements  write elements_<step>.vtu
+  /// @param cells     write cells_<step>.vtu
+  /// @throws std::out_of_range at write() when a declared output names a column that does not exist or
+  /// has another type.
+  TissueWriter(std::filesystem::path dir, bool elements = true, bool cells = true);
   /// Downloads the world and writes one snapshot at world.step/time.
   void write(World& world) override;
   std::vector<PvdSeries*> series() override { return {&element_series_, &cell_series_}; }
 
  private:
   std::filesystem::path dir_;
-  std::vector<std::string> species_names_;
-  std::vector<std::string> cell_columns_;
   bool elements_, cells_;
   PvdSeries element_series_, cell_series_;
 };

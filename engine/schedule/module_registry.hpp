@@ -1,18 +1,21 @@
 #pragma once
 /// @file module_registry.hpp
-/// The modules a scenario can name, and the one place that turns a scenario file into a runnable
-/// Simulation.
+/// The entity sets and modules a scenario can compose, and the one place that turns a scenario file into a
+/// runnable Simulation.
 ///
-/// A module registers itself from its own folder: a registration function
-/// `void tissue::modules::register_<name>(ModuleRegistry&)` in one of its sources, and one line
-/// `tissue_register_module(<name>)` in its folder's CMakeLists.txt (the modules library's CMakeLists.txt
-/// explains the convention). The build generates the list of registration functions (builtin_modules() of
-/// the modules library); the engine knows modules only through this registry: no central dispatch, no
-/// test of a model's name anywhere else.
+/// A module folder registers what it provides from its own sources: a function
+/// `void tissue::modules::register_<folder>(ModuleRegistry&)` and one line `tissue_register_module(<folder>)`
+/// in its CMakeLists.txt (modules/CMakeLists.txt explains the convention). The build generates the list of
+/// registration functions (builtin_modules()); the engine knows modules only through this registry: no
+/// central dispatch, no test of a model's name anywhere.
 ///
-/// Today a registered module that builds a whole model (the epidermis, grid reaction-diffusion, ...) is
-/// named by a scenario's `[simulation] model = "<name>"`; composing several modules in one scenario is the
-/// next step (issue "A composable engine").
+/// A scenario composes them in [simulation]:
+///
+///     entities = ["tissue"]                                          # created in this order
+///     modules = ["sem", "cell_centres", "gene_network", "lifecycle"]  # installed, and run each step, in
+///     this order
+///
+/// or names a preset, `model = "<preset>"`, a registered pair of such lists (docs/scenarios.md).
 
 #include <functional>
 #include <memory>
@@ -20,48 +23,79 @@
 #include <vector>
 
 #include "engine/io/scenario.hpp"
+#include "engine/schedule/composition.hpp"
 #include "engine/schedule/simulation.hpp"
 
 namespace tissue {
 
-/// What a module registers.
-struct ModuleInfo {
-  /// Builds the model from the scenario's root table and the shared settings; validates every key of the
-  /// tables it owns. Sets the Simulation's world, schedule, writer, summary and checks, and its dt when
-  /// `derives_dt` (else the registry sets settings.dt). @throws InputError with file:line:column.
-  using Builder = std::function<std::unique_ptr<Simulation>(const io::ScenarioTable& root,
-                                                            const ModelSettings& settings)>;
-
-  std::string name;                 ///< unique; the value of `[simulation] model`
-  std::string summary;              ///< one line for `tissue check --modules` and the docs
-  std::vector<std::string> tables;  ///< scenario tables the module owns (besides [simulation], [output], ...)
-  double default_dt = 0.01;         ///< simulation.dt when the scenario gives none [time]
-  bool default_model = false;       ///< the model of a scenario that names none (at most one module)
-  bool derives_dt = false;          ///< the builder sets Simulation::dt (e.g. from a mesh's edge length)
-  Builder build;
+/// An entity set a scenario can declare: it creates entities (the tissue's cells and elements, a mesh, a
+/// grid, ...) from its own scenario tables and shares them with the modules.
+struct EntitySetInfo {
+  /// Reads the set's tables, validates every key, creates the entities. @throws InputError
+  /// (file:line:column).
+  using Create = std::function<void(Composition&)>;
+  std::string name;                 ///< unique among entity sets; the value in `[simulation] entities`
+  std::string summary;              ///< one line for `tissue modules`
+  std::vector<std::string> tables;  ///< scenario tables it reads
+  Create create;
 };
 
-/// The registered modules, in registration order.
+/// A module a scenario can install: systems, hooks, columns, writers, summary lines acting on entity sets.
+struct ModuleInfo {
+  /// Reads the module's tables, validates every key, installs into the composition.
+  /// @throws InputError (file:line:column).
+  using Install = std::function<void(Composition&)>;
+  std::string name;                 ///< unique among modules; the value in `[simulation] modules`
+  std::string summary;              ///< one line for `tissue modules`
+  std::vector<std::string> tables;  ///< scenario tables it reads
+  std::vector<std::string> needs;   ///< entity sets that must be declared
+  double default_dt = 0.0;          ///< simulation.dt when the scenario gives none and this is the first
+                                    ///< module with a default (0: no default) [time]
+  Install install;
+};
+
+/// A named composition: what `[simulation] model = "<name>"` stands for.
+struct PresetInfo {
+  std::string name;
+  std::string summary;
+  std::vector<std::string> entities;
+  std::vector<std::string> modules;
+  bool is_default = false;  ///< the composition of a scenario that names neither model nor modules
+};
+
+/// The registered entity sets, modules and presets, in registration order.
 class ModuleRegistry {
  public:
-  /// Registers a module. @throws std::invalid_argument for an empty name, a name already registered, a
-  /// missing builder or a second default model.
+  /// Registers an entity set. @throws std::invalid_argument for an empty or taken name or no create().
+  void add(EntitySetInfo info);
+  /// Registers a module. @throws std::invalid_argument for an empty or taken name or no install().
   void add(ModuleInfo info);
-  /// The module named `name`, or null.
-  const ModuleInfo* find(const std::string& name) const;
-  /// Names in registration order.
-  std::vector<std::string> names() const;
-  const std::vector<ModuleInfo>& modules() const { return modules_; }
+  /// Registers a preset. @throws std::invalid_argument for an empty or taken name or a second default.
+  void add(PresetInfo info);
 
-  /// Builds the simulation a scenario describes: [simulation] (model, dt, steps, seed, precision,
-  /// check_every), [output] every, [checkpoint], the module's own tables, then [schedule] (cadences).
-  /// Validates every key (unknown keys included) before anything runs.
-  /// @throws InputError with file:line:column on any invalid input (an unknown model lists the registered
-  /// ones).
+  const EntitySetInfo* find_entity_set(const std::string& name) const;
+  const ModuleInfo* find(const std::string& name) const;
+  const PresetInfo* find_preset(const std::string& name) const;
+  const std::vector<EntitySetInfo>& entity_sets() const { return entity_sets_; }
+  const std::vector<ModuleInfo>& modules() const { return modules_; }
+  const std::vector<PresetInfo>& presets() const { return presets_; }
+
+  /// Builds the simulation a scenario composes: [simulation] (entities and modules, or model; dt, steps,
+  /// seed, precision, check_every), [output] every, [checkpoint]; creates the entity sets and installs the
+  /// modules in the order listed; applies [schedule] (cadences); checks the step order against the
+  /// systems' declared reads and writes (Schedule::check_access) and their step lengths. Validates every
+  /// key (unknown keys included) before anything runs.
+  /// @throws InputError with file:line:column on any invalid input (an unknown name lists the registered
+  /// ones; a module whose entity set is missing names it).
   std::unique_ptr<Simulation> build_simulation(const io::Scenario& scenario) const;
 
+  /// What `tissue modules` prints: every entity set, module and preset with its summary and tables.
+  std::string describe() const;
+
  private:
+  std::vector<EntitySetInfo> entity_sets_;
   std::vector<ModuleInfo> modules_;
+  std::vector<PresetInfo> presets_;
 };
 
 /// Applies a scenario's [schedule] table: one sub-table per system name, `{ every = k, substeps = m }`

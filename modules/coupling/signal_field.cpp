@@ -121,9 +121,10 @@ GridField<Real>& add_signal_field(World& world, const SignalFieldParams& params)
     exec::fill(buffer.subspan(0, nodes), static_cast<Real>(params.initial));
     if (params.exclude_cells) exec::fill(buffer.subspan(nodes, nodes), Real(1));
   }
-  world.cells.add_column<float>(params.name);
-  world.cells.add_column<float>(params.name + "_gradient", 3);
-  world.cells.upload();  // the new columns' device rows start as their (zero) host mirrors
+  const std::size_t rows = world.cells.size();
+  // the new columns' device rows start as their (zero) host mirrors; the other columns are left as they are
+  world.cells.add_column<float>(params.name).upload(rows);
+  world.cells.add_column<float>(params.name + "_gradient", 3).upload(rows);
   return field;
 }
 template GridField<float>& add_signal_field<float>(World&, const SignalFieldParams&);
@@ -208,7 +209,7 @@ void SignalFieldSystem<Real>::run(World& w, const StepContext& ctx) {
                               w.cy.span(),
                               w.cz.span(),
                               w.flags.span(),
-                              cell_flags::suprabasal,
+                              w.flag_bit(kStateFlag),
                               {params_.secretion[0], params_.secretion[1]},
                               {params_.uptake[0], params_.uptake[1]},
                               rate_.span(),

@@ -18,11 +18,15 @@
 
 namespace tissue::coupling {
 
+/// The cells' flag that selects the second secretion/uptake rate (World::flag_bit; a gene network sets it,
+/// modules/gene_network); cells without it use the first.
+inline constexpr const char* kStateFlag = "suprabasal";
+
 /// Parameters of one signal field ([signal.<name>] in a scenario; docs/scenarios.md).
 ///
 ///   du/dt = D L(u) - lambda u + sum_c W_c (s_c - k_c u(x_c)) / h^3
 ///
-/// Cell states: 0 = basal (flags without cell_flags::suprabasal), 1 = suprabasal.
+/// Cell states: 0 = basal (flags without the kStateFlag bit), 1 = suprabasal.
 struct SignalFieldParams {
   std::string name = "tgfb";  ///< field name; the cells' sampled columns are `<name>` and `<name>_gradient`
   GridShape shape;            ///< nodes and spacing h [length]; the grid spans [0, n h] on each axis

@@ -52,9 +52,9 @@ std::vector<std::string> add_surface_sample_columns(World& world, const SurfaceF
   std::vector<std::string> names;
   for (const auto& s : field.species_names()) {
     names.push_back(surface_sample_column(field.name(), s));
-    world.cells.add_column<float>(names.back());
+    // the new column's device rows start as its (zero) host mirror; the other columns are left as they are
+    world.cells.add_column<float>(names.back()).upload(world.cells.size());
   }
-  world.cells.upload();  // the new columns' device rows start as their (zero) host mirrors
   return names;
 }
 template std::vector<std::string> add_surface_sample_columns<float>(World&, const SurfaceField<float>&);

@@ -22,10 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// Memory per vertex for the check of a generated mesh before it is made [bytes]: the surface model's
-/// estimate, which this flow shares until its own (dense coarsest level, CG vectors) is measured.
-constexpr double kBytesPerVertex = 600.0;
-
 /// The flowing surface as a World field: its positions, the last similarity transforms where the next
 /// step's conjugate-gradient inverse iteration starts from them (with the two steps' before, from which it
 /// extrapolates), and the multigrids' kept coarsest inverses (as the values they inverted) are the state a
@@ -144,13 +140,13 @@ void add_normal_noise(mesh::TriangleMesh& m, double amplitude, std::uint64_t see
 
 }  // namespace
 
-std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& root,
-                                                     const ModelSettings& settings) {
+void install_conformal_willmore(Composition& comp) {
+  const auto root = comp.root();
+  const ModelSettings& settings = comp.settings();
   const auto sim_table = root.table("simulation");
   if (sim_table.has("precision") && settings.precision != "double")
     sim_table.fail("precision", "conformal_willmore runs in double precision only");
-  mesh::TriangleMesh m =
-      mesh::read_scenario_mesh(root.table("mesh"), settings.scenario_path, kBytesPerVertex);
+  mesh::TriangleMesh m = *comp.find<mesh::TriangleMesh>("mesh");  // a copy: the flow moves its vertices
   const auto init = root.table("initial");
   add_normal_noise(m, init.number("noise", 0.0, io::Range::non_negative()), settings.seed);
 
@@ -169,41 +165,36 @@ std::unique_ptr<Simulation> build_conformal_willmore(const io::ScenarioTable& ro
   s.preserve_area = t.boolean("preserve_area", true);
   const bool obj = root.table("output").boolean("obj", true);
 
-  auto sim = std::make_unique<Simulation>();
-  sim->model = "conformal_willmore";
-  sim->world = std::make_unique<World>(Box{}, 0);
-  sim->world->seed = settings.seed;
   ConformalWillmoreFlow* flow = nullptr;
   try {
-    flow = &sim->world->add_field(std::make_unique<ConformalSurface>(m, s)).flow;
+    flow = &comp.world().add_field(std::make_unique<ConformalSurface>(m, s)).flow;
   } catch (const InputError& e) {
     throw InputError(root.table("mesh").where("file") + ": " + e.what());
   }
-  sim->schedule.add(std::make_unique<ConformalWillmoreSystem>(*flow));
-  sim->make_writer = [flow, obj](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_system(std::make_unique<ConformalWillmoreSystem>(*flow));
+  comp.add_writer([flow, obj](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<SurfaceWriter>(dir, *flow, obj);
-  };
-  sim->summary = [flow](World&) {
+  });
+  comp.add_summary([flow](World&) {
     const SurfaceMeasures me = flow->measures();
     std::ostringstream out;
     out << "surface: area " << me.area << ", volume " << me.volume << ", Willmore energy " << me.willmore
         << " (round sphere: 4 pi = " << 4.0 * M_PI << ")";
     return out.str();
-  };
-  sim->check = [flow](World& w) {
+  });
+  comp.add_check([flow](World& w) {
     const std::vector<double> p = flow->positions();
     for (const double v : p)
       if (!std::isfinite(v))
         throw NumericalError(
             "step " + std::to_string(w.step) +
             ": vertex positions are NaN or infinite (simulation.dt, the flow's tau, too large?)");
-  };
+  });
   std::ostringstream d;
   d << "conformal Willmore flow (spin transformations), " << m.vertex_count() << " vertices, "
     << m.face_count() << " faces, tau = " << settings.dt << ", similarity transform "
     << to_string(s.similarity_solver) << ", spin positions " << to_string(s.positions_solver);
-  sim->description = d.str();
-  return sim;
+  comp.add_description(d.str());
 }
 
 }  // namespace tissue::curvature_flow

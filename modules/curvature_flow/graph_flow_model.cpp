@@ -150,23 +150,20 @@ class GraphWriter final : public SnapshotWriter {
 };
 
 template <class Real>
-std::unique_ptr<Simulation> build_typed(const GraphFlowParams& params, const InitialGraph& init,
-                                        const OutputOptions& output, const ModelSettings& settings) {
-  auto sim = std::make_unique<Simulation>();
-  sim->model = "graph_flow";
-  sim->world = std::make_unique<World>(Box{}, 0);
-  World& world = *sim->world;
-  world.seed = settings.seed;
+void install_typed(Composition& comp, const GraphFlowParams& params, const InitialGraph& init,
+                   const OutputOptions& output) {
+  const ModelSettings& settings = comp.settings();
+  World& world = comp.world();
   GraphFlowSolver<Real>& solver = world.add_field(std::make_unique<GraphField<Real>>("graph", params)).solver;
   const std::vector<double> phi0 = initial_graph(params, init);
   solver.set_state(std::vector<Real>(phi0.begin(), phi0.end()));
   auto system = std::make_unique<GraphFlowSystem<Real>>(solver);
   GraphFlowSystem<Real>* sys = system.get();
-  sim->schedule.add(std::move(system));
-  sim->make_writer = [&solver, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_system(std::move(system));
+  comp.add_writer([&solver, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<GraphWriter<Real>>(dir, solver, output);
-  };
-  sim->summary = [&solver, sys](World&) {
+  });
+  comp.add_summary([&solver, sys](World&) {
     const std::vector<Real> phi = solver.state();
     const auto [lo, hi] = std::minmax_element(phi.begin(), phi.end());
     const GraphMeasures m = solver.measures();
@@ -175,13 +172,13 @@ std::unique_ptr<Simulation> build_typed(const GraphFlowParams& params, const Ini
         << m.willmore << "\nRunge-Kutta-Merson: " << sys->accepted << " steps accepted, " << sys->rejected
         << " rejected";
     return out.str();
-  };
-  sim->check = [&solver](World& w) {
+  });
+  comp.add_check([&solver](World& w) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(solver.device_state()));
     if (bad == 0) return;
     throw NumericalError("step " + std::to_string(w.step) + ": " + std::to_string(bad) +
                          " graph values are NaN or infinite (graph_flow.tolerance too loose for the flow?)");
-  };
+  });
   std::ostringstream d;
   d << (params.flow == GraphFlow::willmore ? "Willmore" : "mean-curvature") << " flow of a graph, "
     << params.n1 << " x " << params.n2 << " intervals on [" << params.x0 << ", " << params.x1 << "] x ["
@@ -189,15 +186,17 @@ std::unique_ptr<Simulation> build_typed(const GraphFlowParams& params, const Ini
     << (params.boundary == GraphBoundary::neumann ? "Neumann" : "Dirichlet") << " boundary, "
     << (params.forcing == GraphForcing::manufactured ? "manufactured forcing, " : "")
     << "Runge-Kutta-Merson (tolerance " << params.merson.tolerance << ")";
-  sim->description = d.str();
-  return sim;
+  comp.add_description(d.str());
 }
 
 }  // namespace
 
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
-  GraphFlowParams p;
-  const auto graph = root.table("graph");
+/// [graph]: the height function's domain, intervals and boundary, shared as "graph" (a GraphFlowParams
+/// with only those set) with the flow acting on it.
+void create_graph(Composition& comp) {
+  auto shared = std::make_shared<GraphFlowParams>();
+  GraphFlowParams& p = *shared;
+  const auto graph = comp.root().table("graph");
   const auto n = graph.integer("n", 128, io::Range::closed(1, 1 << 15));
   p.n1 = static_cast<int>(graph.integer("n1", n, io::Range::closed(1, 1 << 15)));
   p.n2 = static_cast<int>(graph.integer("n2", n, io::Range::closed(1, 1 << 15)));
@@ -215,7 +214,14 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   p.boundary = graph.string("boundary", "neumann", {"neumann", "dirichlet"}) == "dirichlet"
                    ? GraphBoundary::dirichlet
                    : GraphBoundary::neumann;
+  comp.share("graph", shared);
+}
 
+/// [graph_flow], [forcing], [initial], [output]: mean-curvature or Willmore flow of the shared graph.
+void install_graph_flow(Composition& comp) {
+  const auto root = comp.root();
+  const ModelSettings& settings = comp.settings();
+  GraphFlowParams p = *comp.find<GraphFlowParams>("graph");
   const auto flow = root.table("graph_flow");
   p.flow = flow.string("flow", "mean_curvature", {"mean_curvature", "willmore"}) == "willmore"
                ? GraphFlow::willmore
@@ -252,8 +258,10 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   output.vts = out.boolean("vts", true);
 
   p.validate();
-  return settings.precision == "double" ? build_typed<double>(p, init, output, settings)
-                                        : build_typed<float>(p, init, output, settings);
+  if (settings.precision == "double")
+    install_typed<double>(comp, p, init, output);
+  else
+    install_typed<float>(comp, p, init, output);
 }
 
 }  // namespace tissue::curvature_flow
@@ -263,18 +271,27 @@ namespace tissue::modules {
 /// Registers the curvature flows: of graphs (graph_flow) and conformal Willmore flow of closed surfaces
 /// (conformal_willmore, modules/curvature_flow/conformal_willmore_model.cpp).
 void register_curvature_flow(ModuleRegistry& registry) {
-  ModuleInfo graph;
-  graph.name = "graph_flow";
-  graph.summary = "mean-curvature and Willmore flow of graphs (Oberhuber, Suzuki & Zabka 2011)";
-  graph.tables = {"graph", "graph_flow", "forcing", "initial"};
-  graph.build = curvature_flow::build;
-  registry.add(std::move(graph));
-  ModuleInfo conformal;
-  conformal.name = "conformal_willmore";
-  conformal.summary = "conformal Willmore flow of closed surfaces by spin transformations (Crane et al.)";
-  conformal.tables = {"mesh", "conformal_willmore", "initial"};
-  conformal.build = curvature_flow::build_conformal_willmore;
-  registry.add(std::move(conformal));
+  registry.add(EntitySetInfo{"graph",
+                             "a height function z = u(x, y) on a rectangle: intervals, boundary",
+                             {"graph"},
+                             curvature_flow::create_graph});
+  registry.add(ModuleInfo{"graph_flow",
+                          "mean-curvature and Willmore flow of graphs (Oberhuber, Suzuki & Zabka 2011), "
+                          "adaptive Runge-Kutta-Merson",
+                          {"graph_flow", "forcing", "initial"},
+                          {"graph"},
+                          0.0,
+                          curvature_flow::install_graph_flow});
+  registry.add(ModuleInfo{"conformal_willmore",
+                          "conformal Willmore flow of a closed triangle mesh by spin transformations "
+                          "(Crane et al.)",
+                          {"conformal_willmore", "initial"},
+                          {"mesh"},
+                          0.0,
+                          curvature_flow::install_conformal_willmore});
+  registry.add(PresetInfo{"graph_flow", "curvature flow of a graph", {"graph"}, {"graph_flow"}});
+  registry.add(PresetInfo{
+      "conformal_willmore", "conformal Willmore flow of a closed surface", {"mesh"}, {"conformal_willmore"}});
 }
 
 }  // namespace tissue::modules

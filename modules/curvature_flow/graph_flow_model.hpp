@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/io/scenario.hpp"
-#include "engine/schedule/simulation.hpp"
+#include "engine/schedule/composition.hpp"
 #include "modules/curvature_flow/graph_flow.hpp"
 
 namespace tissue::curvature_flow {
@@ -25,7 +25,10 @@ struct InitialGraph {
 /// Host values of the initial graph on the grid of `params` (nodes(), x fastest).
 std::vector<double> initial_graph(const GraphFlowParams& params, const InitialGraph& init);
 
-/// Reads the model's tables. @throws InputError (file:line:column) on invalid input.
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
+/// Entity set "graph": reads [graph] and shares it as "graph". @throws InputError (file:line:column).
+void create_graph(Composition& comp);
+/// Module "graph_flow": reads [graph_flow], [forcing], [initial], [output] and installs the flow of the
+/// shared graph. @throws InputError (file:line:column) on invalid input.
+void install_graph_flow(Composition& comp);
 
 }  // namespace tissue::curvature_flow

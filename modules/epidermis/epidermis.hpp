@@ -1,8 +1,9 @@
 #pragma once
 /// @file epidermis.hpp
-/// The 3D epidermis model of Christley et al. (2010), assembled from the sem, gene_network and
-/// lifecycle modules: a periodic monolayer of basal cells on the basement membrane that grows,
-/// divides and stratifies. See modules/epidermis/README.md.
+/// Stratification statistics of an epidermis (Christley et al. 2010): the module "stratification" (summary
+/// lines) and the preset "epidermis" (the default composition: tissue; sem, cell_centres, gene_network,
+/// lifecycle, stratification). The model itself is a scenario file (scenarios/epidermis.toml). See
+/// modules/epidermis/README.md.
 
 #include <array>
 #include <memory>
@@ -10,24 +11,9 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
-#include "engine/grid/grid.hpp"
-#include "engine/io/scenario.hpp"
-#include "engine/mesh/surface_field.hpp"
-#include "engine/schedule/simulation.hpp"
 #include "engine/spatial/triangle_index.hpp"
 
 namespace tissue::epidermis {
-
-/// Builds the model from a scenario's tables ([domain], [initial], [sem], [gene_network], [lifecycle],
-/// optional [signal.<name>] diffusible fields (modules/coupling), an optional [membrane] mesh (a curved
-/// basement membrane, cells seeded on it with [initial] layout = "membrane", and a reaction-diffusion field
-/// on it in [membrane.rd] that cells sample), and [output] elements/cells/signal_grids/membrane).
-/// [gene_network] is the built-in network of the seed, or a scenario-defined one when it lists
-/// [[gene_network.species]] (network_expressions.hpp); such a network needs a species named `delta` (the
-/// lifecycle's growth gate).
-/// dt/steps/cadence are set by the caller. @throws InputError on invalid values (precision other than float,
-/// among them).
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
 
 /// Stratification statistics of the current host mirrors.
 ///
@@ -65,19 +51,6 @@ struct CellFrame {
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
                                  const std::vector<float>& cz, const std::vector<CellFrame>& frames,
                                  const Box& box, double width, double height);
-
-/// One line about a signal field: total amount, grid range, and the mean sampled value over cells in the
-/// basal and in the suprabasal state (host mirrors of the cells must be current).
-std::string summarize_signal(World& world, GridField<float>& field);
-
-/// The name of the surface field on the membrane ([membrane.rd]); cells sample its species into the
-/// columns "membrane_<species>" (coupling::surface_sample_column).
-inline constexpr const char* kMembraneField = "membrane";
-
-/// One line about the membrane field: range of each species, and the cells whose gate column exceeds the
-/// threshold when `gate` is not empty (host mirrors of the cells must be current).
-std::string summarize_membrane(World& world, SurfaceField<float>& field, const std::string& gate,
-                               double threshold);
 
 /// Multi-line text of a Summary.
 std::string format(const Summary& s);

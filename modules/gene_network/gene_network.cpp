@@ -2,6 +2,8 @@
 
 #include "engine/exec/parallel_for.hpp"
 
+#include <stdexcept>
+
 namespace tissue::grn {
 
 namespace {
@@ -11,6 +13,15 @@ Hill<double> read_hill(const io::ScenarioTable& t, const std::string& suffix, co
           t.number("c_" + suffix, d.c, io::Range::non_negative()), t.number("h_" + suffix, d.h)};
 }
 }  // namespace
+
+Column<float>& add_species_column(World& world, const std::vector<std::string>& names) {
+  if (world.cells.find(kSpeciesColumn))
+    throw std::logic_error("the cells already have a column '" + std::string(kSpeciesColumn) + "'");
+  auto& column = world.cells.add_column<float>(kSpeciesColumn, static_cast<int>(names.size()));
+  column.set_component_names(names);
+  world.flag_bit(kSuprabasalFlag);
+  return column;
+}
 
 GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
   GeneNetworkParams p;
@@ -45,16 +56,18 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
 
 void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* membrane,
                             DeviceBuffer<float>& scratch) {
+  const Span<const std::int32_t> type = w.elements.column<std::int32_t>(kElementTypeColumn).span();
   Span<const float> height = w.z.span();
   if (membrane) {
     scratch.ensure(w.elements.size());
-    exec::parallel_for(w.elements.size(), MembraneHeight{w.x.span(), w.y.span(), w.z.span(), w.type.span(),
-                                                         kAdhesiveElement, membrane->view(), scratch.span()});
+    exec::parallel_for(w.elements.size(),
+                       MembraneHeight{w.x.span(), w.y.span(), w.z.span(), type, kAdhesiveElementType,
+                                      membrane->view(), scratch.span()});
     height = scratch.span();
   }
   exec::parallel_for(w.cells.size(),
-                     AdhesionInput{height, w.type.span(), w.first.span(), w.count.span(), kAdhesiveElement,
-                                   w.species.span(), w.cells.capacity(), row});
+                     AdhesionInput{height, type, w.first.span(), w.count.span(), kAdhesiveElementType,
+                                   species_column(w).span(), w.cells.capacity(), row});
 }
 
 GeneNetworkSystem::GeneNetworkSystem(const GeneNetworkParams& params)
@@ -77,7 +90,7 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
-  const Span<float> species = w.species.span();
+  const Span<float> species = species_column(w).span();
   compute_adhesion_input(w, kAdhesion, membrane_.get(), heights_);
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
@@ -96,7 +109,7 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
                      rates_,
                      0.5f * dt,
                      Span<std::uint32_t>(),
-                     cell_flags::suprabasal,
+                     w.flag_bit(kSuprabasalFlag),
                      params_.tgf_beta_field.empty()
                          ? Span<const float>()
                          : Span<const float>(w.cells.column<float>(params_.tgf_beta_field).span())};

@@ -16,6 +16,24 @@
 
 namespace tissue::grn {
 
+/// The cells' column the network adds: one component per species (then the adhesion input), named by
+/// Column::component_names() [concentration].
+inline constexpr const char* kSpeciesColumn = "species";
+/// The cells' flag the network sets in the suprabasal state (World::flag_bit).
+inline constexpr const char* kSuprabasalFlag = "suprabasal";
+/// The adhesion input reads the SEM's element types (modules/sem: column "type", adhesive elements 1).
+inline constexpr const char* kElementTypeColumn = "type";
+inline constexpr std::int32_t kAdhesiveElementType = 1;
+
+/// Adds the network's columns to a World: kSpeciesColumn with one component per name, and the suprabasal
+/// flag bit (taken now, so that bits are numbered in module order). @returns the species column.
+/// @throws std::logic_error when the World already has a species column.
+Column<float>& add_species_column(World& world, const std::vector<std::string>& names);
+/// The species column. @throws std::out_of_range when the World has none.
+inline Column<float>& species_column(World& world) {
+  return world.cells.column<float>(kSpeciesColumn);
+}
+
 struct GeneNetworkParams {
   /// Table 2, with h_on = -2 (see README: the printed +2 contradicts the seed's own statement that
   /// basal, high-Ovol2 cells have low Delta).

@@ -97,7 +97,7 @@ void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float
   for (const auto& f : spec_.fields) fields.push_back(w.cells.column<float>(f).span().data());
   if (host_) {
     host_->stage(eval.data(), base.data(), out.data(), means_.span().data(), fields, flags.data(),
-                 cell_flags::suprabasal, stride, n, h);
+                 w.flag_bit(kSuprabasalFlag), stride, n, h);
     return;
   }
 #if defined(TISSUE_BACKEND_CUDA)
@@ -108,7 +108,7 @@ void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float
   FieldPointers f{};
   for (std::size_t i = 0; i < fields.size(); ++i) f.p[i] = fields[i];
   unsigned* fl = flags.empty() ? nullptr : flags.data();
-  unsigned bit = cell_flags::suprabasal;
+  unsigned bit = w.flag_bit(kSuprabasalFlag);
   unsigned long long st = stride, count = n;
   void* args[] = {&e, &b, &o, &m, &f, &fl, &bit, &st, &count, &h};
   kernel_->launch(n, args);
@@ -119,7 +119,7 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
-  const Span<float> species = w.species.span();
+  const Span<float> species = species_column(w).span();
   compute_adhesion_input(w, spec_.species.size(), membrane_.get(), heights_);
   if (!spec_.mean_species.empty()) {
     const auto d = static_cast<float>(spec_.neighbour_distance);

@@ -51,25 +51,22 @@ std::string summarize(GridField<Real>& field) {
 }
 
 template <class Real>
-std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const InitialState& init,
-                                        const io::GridOutputOptions& output, const ModelSettings& settings) {
-  auto sim = std::make_unique<Simulation>();
-  sim->model = "grid_rd";
-  sim->world = std::make_unique<World>(Box{}, 0);
-  World& w = *sim->world;
-  w.seed = settings.seed;
+void install_typed(Composition& comp, const GridRdParams& params, const InitialState& init,
+                   const io::GridOutputOptions& output) {
+  const ModelSettings& settings = comp.settings();
+  World& w = comp.world();
   auto& field = w.add_field(std::make_unique<GridField<Real>>(
       "rd", params.shape, std::vector<std::string>{"a", "b"}, params.geometry<Real>()));
   apply_initial_state(field, init, settings.seed);
-  sim->schedule.add(std::make_unique<GridRdSystem<Real>>(params, field), params.steps_per_launch);
-  sim->make_writer = [&field, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_system(std::make_unique<GridRdSystem<Real>>(params, field), params.steps_per_launch);
+  comp.add_writer([&field, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<io::GridWriter<Real>>(dir, field, output);
-  };
-  sim->summary = [&field](World&) {
+  });
+  comp.add_summary([&field](World&) {
     field.download();
     return summarize(field);
-  };
-  sim->check = [&field](World& world) {
+  });
+  comp.add_check([&field](World& world) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
     if (bad == 0) return;
     field.download();  // only on failure: find the first bad node for the message
@@ -87,7 +84,7 @@ std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const Initia
         << "; the reaction is probably too stiff for simulation.dt (reduce it, or use grid_rd.integrator = "
            "\"rk4\")";
     throw NumericalError(msg.str());
-  };
+  });
   std::ostringstream d;
   d << params.shape.nx << " x " << params.shape.ny;
   if (params.shape.nz > 1) d << " x " << params.shape.nz;
@@ -97,8 +94,7 @@ std::unique_ptr<Simulation> build_typed(const GridRdParams& params, const Initia
                                           : "7-point")
     << " stencil, " << (params.integrator == Integrator::euler ? "Euler" : "RK4") << ", "
     << params.reaction.describe();
-  sim->description = d.str();
-  return sim;
+  comp.add_description(d.str());
 }
 
 }  // namespace
@@ -141,9 +137,14 @@ void apply_initial_state(GridField<Real>& field, const InitialState& init, std::
 template void apply_initial_state<float>(GridField<float>&, const InitialState&, std::uint64_t);
 template void apply_initial_state<double>(GridField<double>&, const InitialState&, std::uint64_t);
 
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
-  GridRdParams p;
-  const auto grid = root.table("grid");
+namespace {
+
+/// [grid]: the structured grid's nodes, spacing and boundaries, shared as "grid" (a GridRdParams with only
+/// shape, faces and the Dirichlet values set) with the modules acting on it.
+void create_grid(Composition& comp) {
+  auto shared = std::make_shared<GridRdParams>();
+  GridRdParams& p = *shared;
+  const auto grid = comp.root().table("grid");
   p.shape.nx = static_cast<int>(grid.integer("nx", 256, io::Range::closed(1, 1 << 20)));
   p.shape.ny = static_cast<int>(grid.integer("ny", 256, io::Range::closed(1, 1 << 20)));
   p.shape.nz = static_cast<int>(grid.integer("nz", 1, io::Range::closed(1, 1 << 20)));
@@ -175,6 +176,15 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     const auto face = dirichlet.table(faces[f]);
     p.dirichlet[f] = {face.number("a", da), face.number("b", db)};
   }
+  comp.share("grid", shared);
+}
+
+/// [reaction], [grid_rd], [initial], [output]: reaction-diffusion of two species on the shared grid.
+void install_grid_rd(Composition& comp) {
+  const auto root = comp.root();
+  const ModelSettings& settings = comp.settings();
+  const auto grid = root.table("grid");
+  GridRdParams p = *comp.find<GridRdParams>("grid");
 
   p.reaction = reactions::read_reaction(root.table("reaction"));
 
@@ -241,9 +251,13 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     grid.fail("nx", msg.str());
   }
 
-  return settings.precision == "double" ? build_typed<double>(p, init, output, settings)
-                                        : build_typed<float>(p, init, output, settings);
+  if (settings.precision == "double")
+    install_typed<double>(comp, p, init, output);
+  else
+    install_typed<float>(comp, p, init, output);
 }
+
+}  // namespace
 
 }  // namespace tissue::grid_rd
 
@@ -251,13 +265,18 @@ namespace tissue::modules {
 
 /// Registers reaction-diffusion on structured grids.
 void register_grid_rd(ModuleRegistry& registry) {
-  ModuleInfo info;
-  info.name = "grid_rd";
-  info.summary = "reaction-diffusion on 2D/3D structured grids (Gray-Scott, polynomial/Hill reactions)";
-  info.tables = {"grid", "reaction", "grid_rd", "initial"};
-  info.default_dt = 1.0;
-  info.build = grid_rd::build;
-  registry.add(std::move(info));
+  registry.add(EntitySetInfo{"grid",
+                             "a 2D/3D structured grid: nodes, spacing h, boundary of each face",
+                             {"grid"},
+                             grid_rd::create_grid});
+  registry.add(ModuleInfo{"grid_rd",
+                          "reaction-diffusion of two species on the structured grid (Gray-Scott, "
+                          "polynomial/Hill reactions; tuned CUDA kernels)",
+                          {"reaction", "grid_rd", "initial", "grid"},
+                          {"grid"},
+                          1.0,
+                          grid_rd::install_grid_rd});
+  registry.add(PresetInfo{"grid_rd", "reaction-diffusion on a structured grid", {"grid"}, {"grid_rd"}});
 }
 
 }  // namespace tissue::modules

@@ -1,7 +1,8 @@
 #pragma once
 /// @file grid_rd_model.hpp
-/// The grid reaction-diffusion model ([simulation] model = "grid_rd"): scenario tables [grid],
-/// [reaction], [grid_rd], [initial], [output] -> a Simulation with one GridField and the GridRdSystem.
+/// Grid reaction-diffusion as a composable module: the entity set "grid" ([grid]: nodes, spacing,
+/// boundaries) and the module "grid_rd" ([reaction], [grid_rd], [initial], [output]: one GridField "rd"
+/// and the GridRdSystem), registered by register_grid_rd (grid_rd_model.cpp).
 
 #include <memory>
 
@@ -22,10 +23,6 @@ struct InitialState {
   double noise = 0.0;
   std::string file;  ///< raw little-endian values of the run's precision, species-major (A then B)
 };
-
-/// Reads the model's tables. @throws InputError (file:line:column) on invalid input, a dt above the
-/// explicit stability limit, or a grid larger than the active backend's available memory.
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
 
 /// Fills a field's host mirror with the initial state and uploads it.
 /// @throws InputError when a file is missing or has the wrong size.

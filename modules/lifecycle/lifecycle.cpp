@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/core/cell_centres.hpp"
+#include "engine/schedule/module_registry.hpp"
 
 namespace tissue::lifecycle {
 
@@ -25,6 +26,14 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
 }
 
 namespace {
+
+/// The columns the lifecycle reads by name: the SEM's element types and a gene network's species.
+Column<std::int32_t>& element_types(World& w) {
+  return w.elements.column<std::int32_t>(kElementTypeColumn);
+}
+Column<float>* species_of(World& w) {
+  return dynamic_cast<Column<float>*>(w.cells.find(kSpeciesColumn));
+}
 
 using Vec = std::array<double, 3>;
 
@@ -57,13 +66,14 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
   const auto n = static_cast<std::size_t>(w.count.host(cu));
   const auto centre = cell_centre(w.x.host_data().data(), w.y.host_data().data(), w.z.host_data().data(),
                                   static_cast<std::int32_t>(first), static_cast<std::int32_t>(n), w.box);
+  auto& type = element_types(w);
   std::vector<Vec> d(n);
   bool adhesive = false;
   for (std::size_t k = 0; k < n; ++k) {
     const std::size_t e = first + k;
     d[k] = {w.box.min_image_x(w.x.host(e) - centre.x), w.box.min_image_y(w.y.host(e) - centre.y),
             w.z.host(e) - centre.z};
-    adhesive = adhesive || w.type.host(e) == kAdhesiveElement;
+    adhesive = adhesive || type.host(e) == kAdhesiveElementType;
   }
   Vec axis{0.0, 0.0, 1.0};
   if (adhesive && membrane) {
@@ -82,7 +92,7 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   const auto proj = [&](std::size_t k) { return d[k][0] * axis[0] + d[k][1] * axis[1] + d[k][2] * axis[2]; };
-  const auto is_adhesive = [&](std::size_t k) { return w.type.host(first + k) == kAdhesiveElement; };
+  const auto is_adhesive = [&](std::size_t k) { return type.host(first + k) == kAdhesiveElementType; };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (is_adhesive(a) != is_adhesive(b)) return is_adhesive(a);
     return proj(a) < proj(b);
@@ -93,12 +103,13 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
   for (std::size_t k = n / 2; k < n; ++k) {
     const std::size_t e = first + order[k];
     w.cell.host(e) = daughter;
-    w.type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
+    type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
   }
-  for (int s = 0; s < w.species_count(); ++s) {
-    w.species.host(cu, s) *= 0.5f;
-    w.species.host(du, s) = w.species.host(cu, s);
-  }
+  if (Column<float>* species = species_of(w))
+    for (int s = 0; s < species->components(); ++s) {
+      species->host(cu, s) *= 0.5f;
+      species->host(du, s) = species->host(cu, s);
+    }
   w.flags.host(du) = w.flags.host(cu);
   w.cx.host(du) = w.cx.host(cu);
   w.cy.host(du) = w.cy.host(cu);
@@ -108,7 +119,9 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
 
 void grow_and_divide(World& w, const LifecycleParams& p) {
   const std::size_t n = w.cells.size();
-  const bool has_delta = p.delta_species >= 0 && w.species_count() > p.delta_species;
+  Column<float>* species = species_of(w);
+  const bool has_delta = species && p.delta_species >= 0 && species->components() > p.delta_species;
+  const std::uint32_t growing = w.flag_bit(kGrowingFlag);
   const std::vector<float>* gate = p.gate.empty() ? nullptr : &w.cells.column<float>(p.gate).host_data();
   const auto gate_threshold = static_cast<float>(p.gate_threshold);
   const float* x = w.x.host_data().data();
@@ -117,17 +130,17 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   std::vector<std::int32_t> new_count(n);
   for (std::size_t c = 0; c < n; ++c) {
     new_count[c] = w.count.host(c);
-    w.flags.host(c) &= ~cell_flags::growing;
+    w.flags.host(c) &= ~growing;
     const bool grows =
-        (!has_delta || w.species.host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
+        (!has_delta || species->host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
         (!gate || (*gate)[c] > gate_threshold);
     if (!grows) continue;
     const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
-    w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z, 0);
+    w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z);  // type 0
     x = w.x.host_data().data();  // the append may have reallocated the mirrors
     y = w.y.host_data().data();
     z = w.z.host_data().data();
-    w.flags.host(c) |= cell_flags::growing;
+    w.flags.host(c) |= growing;
     ++new_count[c];
   }
   bool divides = false;
@@ -146,3 +159,68 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
 }
 
 }  // namespace tissue::lifecycle
+
+namespace tissue::lifecycle {
+
+namespace {
+
+/// [lifecycle]: the growth-and-division hook. Finds Delta by name in the species column (when a gene
+/// network added one), checks the gate names an offered cell input, and divides along the membrane's normal
+/// when a membrane mesh is shared.
+void install_lifecycle(Composition& comp) {
+  const auto table = comp.root().table("lifecycle");
+  auto life = read_lifecycle_params(table);
+  World& w = comp.world();
+  if (const auto* species = w.cells.find(kSpeciesColumn)) {
+    life.delta_species = species->component_index(kDeltaSpecies);
+    if (life.delta_species < 0)
+      table.fail(
+          "delta_threshold",
+          "the lifecycle lets a cell grow while its Delta is below lifecycle.delta_threshold: the gene "
+          "network needs a species named delta");
+  }
+  const auto& inputs = comp.cell_inputs();
+  if (!life.gate.empty() && std::find(inputs.begin(), inputs.end(), life.gate) == inputs.end()) {
+    std::string list;
+    for (const auto& n : inputs) list += (list.empty() ? "" : ", ") + n;
+    table.fail("gate",
+               "no sampled field named '" + life.gate + "' (sampled fields: " +
+                   (list.empty() ? "none; add [signal.<name>] or [membrane.rd] and their sampling" : list) +
+                   ")");
+  }
+  life.membrane = comp.find<TriangleIndex>("membrane.index");
+  w.flag_bit(kGrowingFlag);
+  comp.add_hook("lifecycle.grow_and_divide", life.growth_interval,
+                [life](World& world, const StepContext&) { grow_and_divide(world, life); });
+  if (!life.gate.empty()) {
+    const std::string gate = life.gate;
+    const double threshold = life.gate_threshold;
+    comp.add_summary([gate, threshold](World& world) {
+      const auto& v = world.cells.column<float>(gate).host_data();
+      std::size_t open = 0;
+      for (std::size_t c = 0; c < world.cells.size(); ++c)
+        open += v[c] > static_cast<float>(threshold) ? 1 : 0;
+      return "cells with " + gate + " > " + std::to_string(threshold) + ": " + std::to_string(open) + " of " +
+             std::to_string(world.cells.size());
+    });
+  }
+}
+
+}  // namespace
+
+}  // namespace tissue::lifecycle
+
+namespace tissue::modules {
+
+/// Registers cell growth and division.
+void register_lifecycle(ModuleRegistry& registry) {
+  registry.add(ModuleInfo{"lifecycle",
+                          "cell growth (one element per interval while Delta is low, optionally gated by a "
+                          "sampled field) and division at a size (Christley et al. 2010)",
+                          {"lifecycle"},
+                          {"tissue"},
+                          0.0,
+                          lifecycle::install_lifecycle});
+}
+
+}  // namespace tissue::modules

@@ -20,16 +20,23 @@
 
 namespace tissue::lifecycle {
 
-/// Row of Delta in the built-in gene network (grn::kDelta; checked where the epidermis model assembles both, modules/epidermis/epidermis.cpp).
-inline constexpr int kDefaultDeltaSpecies = 1;
+/// The columns the lifecycle reads, by name (the interface between modules is the World's named columns):
+/// the SEM's element types (modules/sem: "type", adhesive elements 1) and a gene network's species
+/// (modules/gene_network: "species", components named; the growth gate reads the one named "delta").
+inline constexpr const char* kElementTypeColumn = "type";
+inline constexpr std::int32_t kAdhesiveElementType = 1;
+inline constexpr const char* kSpeciesColumn = "species";
+inline constexpr const char* kDeltaSpecies = "delta";
+/// The cells' flag set on the cells that grew at the last growth event (World::flag_bit).
+inline constexpr const char* kGrowingFlag = "growing";
 
 struct LifecycleParams {
   int growth_interval = 2000;      ///< steps between growth events (seed: 2000)
   int division_elements = 40;      ///< elements at which a cell divides (seed: 40)
   double delta_threshold = 140.0;  ///< grow while Delta < threshold [concentration] (seed: unstated; README)
-  /// Row of Delta in the cells' species column: 1 (grn::kDelta) for the built-in network, set by the model
-  /// for a scenario-defined one; a world with fewer species rows lets every cell grow.
-  int delta_species = kDefaultDeltaSpecies;
+  /// Row of Delta in the cells' species column (the component named kDeltaSpecies, found when the module
+  /// is installed); -1, or a world without that row, lets every cell grow.
+  int delta_species = -1;
   /// Proliferation gate: the name of a float cell column; a cell grows only while its value exceeds
   /// gate_threshold ("" = no gate; the model checks that the column exists).
   std::string gate;

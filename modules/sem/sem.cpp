@@ -8,6 +8,18 @@
 
 namespace tissue::sem {
 
+Column<std::int32_t>& add_sem_columns(World& world) {
+  if (auto* existing = dynamic_cast<Column<std::int32_t>*>(world.elements.find(kTypeColumn)))
+    return *existing;
+  return world.elements.add_column<std::int32_t>(kTypeColumn);
+}
+
+std::int32_t add_element_host(World& world, std::int32_t c, float x, float y, float z, std::int32_t type) {
+  const std::int32_t e = world.add_element_host(c, x, y, z);
+  element_types(world).host(static_cast<std::size_t>(e)) = type;
+  return e;
+}
+
 double SemParams::effective_inter_cutoff() const {
   return inter_cutoff > 0.0 ? inter_cutoff : morse_minimum(inter);
 }
@@ -84,7 +96,8 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
   bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
               static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
   return ElementForce{
-      x, y, z, w.type.span(), w.cell.span(), w.first.span(), w.count.span(), bins_.view(), kernel_, w.box};
+      x,       y,    z, element_types(w).span(), w.cell.span(), w.first.span(), w.count.span(), bins_.view(),
+      kernel_, w.box};
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {

@@ -18,6 +18,22 @@
 
 namespace tissue::sem {
 
+/// The elements' type column the SEM adds to a World (World::elements): kAdhesiveElement for the elements
+/// that adhere to the basement membrane (the seed's C_i = 1), 0 otherwise.
+inline constexpr const char* kTypeColumn = "type";
+/// Element type of basement-membrane adhesive elements (the seed's type C_i = 1).
+inline constexpr std::int32_t kAdhesiveElement = 1;
+
+/// Adds the SEM's columns to a World (the element type, kTypeColumn), once; returns the type column.
+Column<std::int32_t>& add_sem_columns(World& world);
+/// The element type column. @throws std::out_of_range when add_sem_columns() was not called.
+inline Column<std::int32_t>& element_types(World& world) {
+  return world.elements.column<std::int32_t>(kTypeColumn);
+}
+/// Appends one element of cell `c` of type `type` on the host mirror (World::add_element_host, then the
+/// type); the World needs the SEM's columns. @return its dense index.
+std::int32_t add_element_host(World& world, std::int32_t c, float x, float y, float z, std::int32_t type);
+
 /// SEM parameters. Lengths and energies in the scenario's units (the seed's are dimensionless).
 struct SemParams {
   Morse<double> intra{0.3, 0.1, 0.12, 0.36};     ///< Table 1, V_intra (u0, xi1, w0, xi2)

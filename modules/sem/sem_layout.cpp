@@ -9,6 +9,7 @@
 
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/util/random.hpp"
+#include "modules/sem/sem.hpp"
 
 namespace tissue::sem {
 
@@ -31,6 +32,7 @@ MonolayerParams read_monolayer_params(const io::ScenarioTable& t) {
 
 std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive,
                            const std::array<float, 3>& up) {
+  add_sem_columns(w);
   const std::int32_t c = w.add_cell_host();
   const auto id = static_cast<std::uint64_t>(w.cell_id.host(static_cast<std::size_t>(c)));
   std::vector<float> px(static_cast<std::size_t>(n)), py(px.size()), pz(px.size());
@@ -54,12 +56,13 @@ std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float 
   std::vector<std::int32_t> type(px.size(), 0);
   for (int k = 0; k < std::min(adhesive, n); ++k)
     type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
-  for (std::size_t k = 0; k < px.size(); ++k) w.add_element_host(c, px[k], py[k], pz[k], type[k]);
+  for (std::size_t k = 0; k < px.size(); ++k) add_element_host(w, c, px[k], py[k], pz[k], type[k]);
   return c;
 }
 
 void seed_monolayer(World& w, const MonolayerParams& p) {
   if (w.cells.size() != 0) throw std::logic_error("seed_monolayer needs an empty world");
+  add_sem_columns(w);
   const auto spacing = static_cast<float>(p.spacing);
   const auto radius = static_cast<float>(p.cell_radius);
   w.cells.reserve(static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y));
@@ -90,6 +93,7 @@ MembraneLayoutParams read_membrane_layout_params(const io::ScenarioTable& t) {
 
 std::size_t seed_on_membrane(World& w, const mesh::TriangleMesh& m, const MembraneLayoutParams& p) {
   if (w.cells.size() != 0) throw std::logic_error("seed_on_membrane needs an empty world");
+  add_sem_columns(w);
   const auto normals = mesh::vertex_normals(m);
   // greedy Poisson-disk subset of the vertices, with a hash grid of the kept ones (cells of the spacing)
   const double s = p.spacing, s2 = s * s;

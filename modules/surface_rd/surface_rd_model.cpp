@@ -120,15 +120,11 @@ std::vector<std::string> species_names(const SurfaceRdParams& params) {
 namespace {
 
 template <class Real>
-std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh> m,
-                                        const mesh::MeshTopology& topology, const SurfaceRdParams& params,
-                                        const InitialState& init, double dt, double converge,
-                                        const ModelSettings& settings) {
-  auto sim = std::make_unique<Simulation>();
-  sim->model = "surface_rd";
-  sim->world = std::make_unique<World>(Box{}, 0);
-  World& w = *sim->world;
-  w.seed = settings.seed;
+void install_typed(Composition& comp, std::shared_ptr<const mesh::TriangleMesh> m,
+                   const mesh::MeshTopology& topology, const SurfaceRdParams& params,
+                   const InitialState& init, double dt, double converge) {
+  const ModelSettings& settings = comp.settings();
+  World& w = comp.world();
   auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, species_names(params)));
   apply_initial_state(field, init, settings.seed);
   PatchSettings patches;
@@ -136,12 +132,12 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
   auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology, patches);
   auto system = std::make_unique<SurfaceRdSystem<Real>>(params, field, ops);
   SurfaceRdSystem<Real>* rd = system.get();
-  sim->schedule.add(std::move(system), params.steps_per_launch);
-  sim->dt = dt;
-  sim->make_writer = [&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_system(std::move(system), params.steps_per_launch);
+  comp.set_derived_dt(dt);
+  comp.add_writer([&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return make_surface_writer(dir, field);
-  };
-  sim->check = [&field](World& world) {
+  });
+  comp.add_check([&field](World& world) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
     if (bad == 0) return;
     field.download();
@@ -153,9 +149,9 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
         << " = " << field.host()[first]
         << "; the time step is probably too large (reduce surface_rd.dt_factor)";
     throw NumericalError(msg.str());
-  };
-  if (converge > 0.0) sim->converged = [rd, converge](World&) { return rd->max_rate() < converge; };
-  sim->summary = [&field, rd](World&) {
+  });
+  if (converge > 0.0) comp.set_converged([rd, converge](World&) { return rd->max_rate() < converge; });
+  comp.add_summary([&field, rd](World&) {
     std::ostringstream out;
     const std::size_t n = field.vertices();
     for (int s = 0; s < 2; ++s) {
@@ -174,8 +170,7 @@ std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh
     }
     out << "max |d/dt| in the last launch: " << rd->max_rate();
     return out.str();
-  };
-  return sim;
+  });
 }
 
 }  // namespace
@@ -203,9 +198,19 @@ void apply_initial_state(SurfaceField<Real>& field, const InitialState& init, st
 template void apply_initial_state<float>(SurfaceField<float>&, const InitialState&, std::uint64_t);
 template void apply_initial_state<double>(SurfaceField<double>&, const InitialState&, std::uint64_t);
 
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
-  auto m = std::make_shared<mesh::TriangleMesh>(
-      mesh::read_scenario_mesh(root.table("mesh"), settings.scenario_path, kBytesPerVertex));
+namespace {
+
+/// [mesh]: a triangle mesh (file or generated), shared as "mesh" with the modules acting on it.
+void create_mesh(Composition& comp) {
+  comp.share("mesh", std::make_shared<mesh::TriangleMesh>(mesh::read_scenario_mesh(
+                         comp.root().table("mesh"), comp.settings().scenario_path, kBytesPerVertex)));
+}
+
+/// [surface_rd], [chemotaxis] or [reaction], [initial]: reaction-diffusion of two species on the shared mesh.
+void install_surface_rd(Composition& comp) {
+  const auto root = comp.root();
+  const ModelSettings& settings = comp.settings();
+  std::shared_ptr<const mesh::TriangleMesh> m = comp.find<mesh::TriangleMesh>("mesh");
   mesh::MeshTopology topology;
   try {
     topology = mesh::build_topology(*m, "mesh");
@@ -246,9 +251,10 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
     root.table("mesh").fail(
         "", "the mesh needs about " + std::to_string(need / 1e9) + " GB, more than available");
 
-  auto sim = settings.precision == "double"
-                 ? build_typed<double>(m, topology, p, init, dt, converge, settings)
-                 : build_typed<float>(m, topology, p, init, dt, converge, settings);
+  if (settings.precision == "double")
+    install_typed<double>(comp, m, topology, p, init, dt, converge);
+  else
+    install_typed<float>(comp, m, topology, p, init, dt, converge);
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
@@ -258,24 +264,75 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
                                : std::string())
     << ", " << settings.precision
     << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
-  sim->description = d.str();
-  return sim;
+  comp.add_description(d.str());
 }
+
+/// [membrane.rd]: reaction-diffusion on the membrane mesh (entity set "membrane"), a SurfaceField
+/// "membrane" shared as "membrane.field" (cells sample it: module membrane_sampling); [output] membrane.
+void install_membrane_rd(Composition& comp) {
+  const auto table = comp.root().table("membrane");
+  const auto membrane = comp.find<mesh::TriangleMesh>("membrane.mesh");
+  const auto topology = comp.find<mesh::MeshTopology>("membrane.topology");
+  if (!table.has("rd")) table.fail("", "the module membrane_rd needs its parameters in [membrane.rd]");
+  const auto rd = table.table("rd");
+  InitialState initial;
+  const SurfaceRdParams params = read_surface_rd_params(rd, rd, initial);
+  read_initial_state(rd.table("initial"), membrane->vertex_count(), initial);
+  World& w = comp.world();
+  auto field = std::shared_ptr<SurfaceField<float>>(
+      &w.add_field(std::make_unique<SurfaceField<float>>("membrane", membrane, species_names(params))),
+      [](SurfaceField<float>*) {});  // owned by the World
+  apply_initial_state(*field, initial, comp.settings().seed);
+  auto ops = std::make_shared<const MeshOperators<float>>(*membrane, *topology);
+  comp.add_system(std::make_unique<SurfaceRdSystem<float>>(params, *field, ops));
+  if (comp.root().table("output").boolean("membrane", true))
+    comp.add_writer([field](const fs::path& dir) { return make_surface_writer(dir, *field); });
+  comp.add_summary([field](World&) {
+    field->download();
+    std::ostringstream out;
+    out << "membrane field:";
+    const std::size_t n = field->vertices();
+    for (int s = 0; s < field->species_count(); ++s) {
+      const auto first = field->host().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(s) * n);
+      const auto [lo, hi] = std::minmax_element(first, first + static_cast<std::ptrdiff_t>(n));
+      out << (s ? "; " : " ") << field->species_names()[static_cast<std::size_t>(s)] << " min " << *lo
+          << " max " << *hi;
+    }
+    return out.str();
+  });
+  comp.add_description("membrane field: " + (params.kinetics == Kinetics::chemotaxis
+                                                 ? std::string("the chemotaxis model")
+                                                 : params.reaction.describe()));
+  comp.share("membrane.field", field);
+}
+
+}  // namespace
 
 }  // namespace tissue::surface_rd
 
 namespace tissue::modules {
 
-/// Registers reaction-diffusion on triangulated surfaces; its builder derives dt from the mesh unless the
-/// scenario gives one.
+/// Registers the triangle-mesh entity set and reaction-diffusion on surfaces (a mesh, or the membrane).
 void register_surface_rd(ModuleRegistry& registry) {
-  ModuleInfo info;
-  info.name = "surface_rd";
-  info.summary = "reaction-diffusion on triangulated surfaces (Descombes et al.; snakeskin chemotaxis)";
-  info.tables = {"mesh", "surface_rd", "chemotaxis", "reaction", "initial"};
-  info.derives_dt = true;
-  info.build = surface_rd::build;
-  registry.add(std::move(info));
+  registry.add(EntitySetInfo{"mesh",
+                             "a triangle mesh: an OBJ file (scaled) or a generated sphere/plane",
+                             {"mesh"},
+                             surface_rd::create_mesh});
+  registry.add(ModuleInfo{"surface_rd",
+                          "reaction-diffusion on the triangle mesh (Descombes et al.; snakeskin chemotaxis); "
+                          "dt from surface_rd.dt_factor and the mean edge unless given",
+                          {"surface_rd", "chemotaxis", "reaction", "initial", "mesh"},
+                          {"mesh"},
+                          0.0,
+                          surface_rd::install_surface_rd});
+  registry.add(ModuleInfo{"membrane_rd",
+                          "reaction-diffusion on the basement membrane's mesh ([membrane.rd]), sampled by "
+                          "cells through membrane_sampling",
+                          {"membrane"},
+                          {"membrane"},
+                          0.0,
+                          surface_rd::install_membrane_rd});
+  registry.add(PresetInfo{"surface_rd", "reaction-diffusion on a triangle mesh", {"mesh"}, {"surface_rd"}});
 }
 
 }  // namespace tissue::modules

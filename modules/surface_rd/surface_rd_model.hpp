@@ -1,8 +1,10 @@
 #pragma once
 /// @file surface_rd_model.hpp
-/// The surface reaction-diffusion model ([simulation] model = "surface_rd"): scenario tables [mesh],
-/// [surface_rd], [chemotaxis] or [reaction], [initial], [output] -> a Simulation with one SurfaceField and
-/// the SurfaceRdSystem (keys: docs/scenarios.md).
+/// Surface reaction-diffusion as composable pieces (registered by register_surface_rd): the entity set
+/// "mesh" ([mesh]), the module "surface_rd" on it ([surface_rd], [chemotaxis] or [reaction], [initial]:
+/// one SurfaceField "surface" and the SurfaceRdSystem; the time step is simulation.dt when given, else
+/// surface_rd.dt_factor times the squared mean edge length, checked against the explicit stability bound),
+/// and the module "membrane_rd" on the membrane mesh ([membrane.rd]). Keys: docs/scenarios.md.
 
 #include <cstdint>
 #include <filesystem>
@@ -25,12 +27,6 @@ struct InitialState {
   std::int64_t patch_vertex = 0;
   double patch_a = 0.5, patch_b = 0.25;
 };
-
-/// Reads the model's tables. The time step is simulation.dt when given, else surface_rd.dt_factor times
-/// the squared mean edge length (the seed's dt = O(dx^2)).
-/// @throws InputError (file:line:column) on invalid input, a bad mesh, or a dt above the explicit stability
-/// bound of the diffusion on the mesh.
-std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings);
 
 /// Fills a field's host mirror with the initial state and uploads it.
 template <class Real>

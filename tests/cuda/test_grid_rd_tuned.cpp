@@ -37,7 +37,7 @@ GridField<Real>& add_test_field(World& world, const GridRdParams& p) {
 
 template <class Real>
 std::vector<Real> run(const GridRdParams& p, int calls, double dt) {
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = add_test_field<Real>(world, p);
   GridRdSystem<Real> system(p, field);
   REQUIRE(dt <= p.stability_limit());  // a meaningful comparison needs a stable run
@@ -87,7 +87,7 @@ void check_one_step(const GridRdParams& p, const grid_rd::TunedShape& ts, float 
   auto generic = p;
   generic.kernel = Kernel::generic;
   const auto expected = run<float>(generic, 1, dt);
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = add_test_field<float>(world, p);
   const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
                                        static_cast<float>(p.reaction.gray_scott.k)};
@@ -194,7 +194,7 @@ TEST_CASE("a chain of one-step launches waits for whatever ran between two calls
   exec::set_backend(exec::Backend::cuda);
   GridRdParams p = base({2048, 1024, 1, 1.0}, Stencil::seed9);
   const auto run_mixed = [&](Kernel tuned_or_generic) {
-    World world{Box{}, 0};
+    World world{Box{}};
     auto& field = add_test_field<float>(world, p);
     GridRdParams q = p;
     q.kernel = tuned_or_generic;
@@ -226,7 +226,7 @@ TEST_CASE("a chain of one-step launches waits for whatever ran between two calls
 TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
   const GridRdParams p = base({600, 200, 1, 1.0}, Stencil::seed9);
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = add_test_field<float>(world, p);
   grid_rd::StepChainStorage storage(p.shape.ny, p.shape.nz);
   grid_rd::StepChain& chain = storage.chain;
@@ -295,7 +295,7 @@ TEST_CASE("every block of a chained one-step launch counts its tile", "[cuda][gr
 TEST_CASE("every block of a chained 3D bulk-copy launch counts its tile", "[cuda][grid_rd]") {
   exec::set_backend(exec::Backend::cuda);
   const GridRdParams p = base({200, 40, 70, 1.0}, Stencil::seven);
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = add_test_field<float>(world, p);
   grid_rd::StepChainStorage storage(p.shape.ny, p.shape.nz);
   grid_rd::StepChain& chain = storage.chain;
@@ -327,7 +327,7 @@ TEST_CASE("every launch shape of the tuned kernels equals the generic step", "[c
     generic.steps_per_launch = 1;
     const auto expected = run<float>(generic, p.steps_per_launch, dt);
     const RdParams<float> rp = p.kernel_params<float>();
-    World world{Box{}, 0};
+    World world{Box{}};
     auto& field = add_test_field<float>(world, p);
     const reactions::GrayScott<float> gs{static_cast<float>(p.reaction.gray_scott.F),
                                          static_cast<float>(p.reaction.gray_scott.k)};

@@ -27,52 +27,61 @@ struct DecayKernel {
   TISSUE_HD void operator()(std::size_t i) const { s[i] = s[i] * factor; }
 };
 
+/// The test module's cells: a float column "s" on the World's cells table.
+constexpr const char* kColumn = "test_s";
+
 class DecaySystem final : public System {
  public:
   explicit DecaySystem(double rate) : rate_(rate) {}
   std::string name() const override { return "test_decay"; }
-  AccessList access() const override { return AccessList().read_write("cells", "species"); }
+  AccessList access() const override { return AccessList().read_write("cells", kColumn); }
   void run(World& w, const StepContext& ctx) override {
-    exec::parallel_for(w.cells.size(),
-                       DecayKernel{w.species.component(0), static_cast<float>(1.0 - rate_ * ctx.dt)});
+    exec::parallel_for(w.cells.size(), DecayKernel{w.cells.column<float>(kColumn).component(0),
+                                                   static_cast<float>(1.0 - rate_ * ctx.dt)});
   }
 
  private:
   double rate_;
 };
 
-/// The test module: [decay] rate [1/time], cells, initial value.
+/// The test build's entity set "test_cells" ([test_cells] count, initial: cells without elements, each with
+/// a value s) and module "test_decay" ([decay] rate [1/time]), and a preset of the two.
 void register_test_decay(ModuleRegistry& registry) {
-  ModuleInfo info;
-  info.name = "test_decay";
-  info.summary = "exponential decay of one species per cell (test build only)";
-  info.tables = {"decay"};
-  info.build = [](const io::ScenarioTable& root, const ModelSettings&) {
-    const auto t = root.table("decay");
-    const double rate = t.number("rate", 1.0);
-    const auto cells = t.integer("cells", 4, io::Range::closed(1, 1000));
-    const double initial = t.number("initial", 1.0);
-    auto sim = std::make_unique<Simulation>();
-    sim->world = std::make_unique<World>(Box{}, 1);
-    World& w = *sim->world;
-    for (std::int64_t c = 0; c < cells; ++c)
-      w.species.host(static_cast<std::size_t>(w.add_cell_host())) = 0.0f;
-    for (std::size_t c = 0; c < w.cells.size(); ++c) w.species.host(c) = static_cast<float>(initial);
-    w.commit();
-    sim->schedule.add(std::make_unique<DecaySystem>(rate));
-    sim->make_writer = [](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
-      return std::make_unique<io::TissueWriter>(dir, std::vector<std::string>{"s"}, false, true);
-    };
-    sim->check = [](World& world) {
-      world.cells.download();
-      for (std::size_t c = 0; c < world.cells.size(); ++c)
-        if (!std::isfinite(world.species.host(c)))
-          throw NumericalError("species s of cell " + std::to_string(c) + " is not finite");
-    };
-    sim->summary = [](World& world) { return "s[0] = " + std::to_string(world.species.host(0)); };
-    return sim;
-  };
-  registry.add(std::move(info));
+  registry.add(EntitySetInfo{
+      "test_cells", "cells with a value s (test build only)", {"test_cells"}, [](Composition& comp) {
+        const auto t = comp.root().table("test_cells");
+        const auto cells = t.integer("count", 4, io::Range::closed(1, 1000));
+        const double initial = t.number("initial", 1.0);
+        World& w = comp.world();
+        auto& s = w.cells.add_column<float>(kColumn);
+        for (std::int64_t c = 0; c < cells; ++c)
+          s.host(static_cast<std::size_t>(w.add_cell_host())) = static_cast<float>(initial);
+        w.commit();
+        w.add_output({TissueOutput::Kind::cell_column, "s", kColumn});
+        comp.add_writer([](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+          return std::make_unique<io::TissueWriter>(dir, false, true);
+        });
+        comp.add_check([](World& world) {
+          auto& column = world.cells.column<float>(kColumn);
+          world.cells.download();
+          for (std::size_t c = 0; c < world.cells.size(); ++c)
+            if (!std::isfinite(column.host(c)))
+              throw NumericalError("s of cell " + std::to_string(c) + " is not finite");
+        });
+      }});
+  registry.add(ModuleInfo{"test_decay",
+                          "exponential decay of s (test build only)",
+                          {"decay"},
+                          {"test_cells"},
+                          0.0,
+                          [](Composition& comp) {
+                            const double rate = comp.root().table("decay").number("rate", 1.0);
+                            comp.add_system(std::make_unique<DecaySystem>(rate));
+                            comp.add_summary([](World& world) {
+                              return "s[0] = " + std::to_string(world.cells.column<float>(kColumn).host(0));
+                            });
+                          }});
+  registry.add(PresetInfo{"test_decay", "decaying cells (test build only)", {"test_cells"}, {"test_decay"}});
 }
 
 ModuleRegistry registry_with_test_module() {
@@ -107,13 +116,15 @@ RunRequest request_for(const fs::path& dir, const std::string& out) {
 
 const char* kDecay = R"(
 [simulation]
-model = "test_decay"
+entities = ["test_cells"]
+modules = ["test_decay"]
 dt = 0.1
 steps = 10
+[test_cells]
+count = 6
+initial = 2.0
 [decay]
 rate = 0.5
-cells = 6
-initial = 2.0
 [output]
 every = 5
 )";
@@ -124,7 +135,8 @@ TEST_CASE("a module of the test build registers itself and runs from a scenario 
           "[runner]") {
   const ModuleRegistry registry = registry_with_test_module();
   REQUIRE(registry.find("test_decay") != nullptr);
-  REQUIRE(registry.find("epidermis") != nullptr);  // the built-in modules are still there
+  REQUIRE(registry.find("sem") != nullptr);  // the built-in modules are still there
+  REQUIRE(registry.find_preset("epidermis") != nullptr);
   const fs::path dir = scenario_dir("decay", kDecay);
   Runner runner(registry, request_for(dir, "out"));
   REQUIRE(runner.run() == kExitOk);
@@ -134,8 +146,8 @@ TEST_CASE("a module of the test build registers itself and runs from a scenario 
   float expected = 2.0f;
   for (int n = 0; n < 10; ++n) expected *= static_cast<float>(1.0 - 0.5 * 0.1);
   for (std::size_t c = 0; c < 6; ++c) {
-    CHECK(w.species.host(c) == expected);
-    CHECK(w.species.host(c) == Approx(2.0 * std::exp(-0.5)).epsilon(0.02));
+    CHECK(w.cells.column<float>(kColumn).host(c) == expected);
+    CHECK(w.cells.column<float>(kColumn).host(c) == Approx(2.0 * std::exp(-0.5)).epsilon(0.02));
   }
   CHECK(w.step == 10);
   CHECK(runner.record().status == "completed");
@@ -189,7 +201,7 @@ TEST_CASE("a Runner refuses bad input before it writes anything", "[runner]") {
     const std::string what = e.what();
     INFO(what);
     CHECK(what.find("scenario.toml:2:9") != std::string::npos);
-    CHECK(what.find("test_decay") != std::string::npos);  // the message lists the registered models
+    CHECK(what.find("test_decay") != std::string::npos);  // the message lists the registered presets
     CHECK(what.find("epidermis") != std::string::npos);
   }
   CHECK_FALSE(fs::exists(unknown / "out"));
@@ -201,7 +213,7 @@ TEST_CASE("a numerical failure stops the Runner, keeps the failed state and reco
   const ModuleRegistry registry = registry_with_test_module();
   const fs::path dir = scenario_dir("blowup", R"(
 [simulation]
-model = "test_decay"
+model = "test_decay"  # the preset: entities = ["test_cells"], modules = ["test_decay"]
 dt = 1.0
 steps = 50
 check_every = 1

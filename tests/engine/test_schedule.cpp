@@ -48,7 +48,7 @@ std::unique_ptr<Recorder> recorder(std::string id, std::vector<std::string>* log
 
 TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hooks after due steps",
           "[schedule]") {
-  World w(Box{}, 0);
+  World w(Box{});
   std::vector<std::string> log;
   Schedule s;
   s.add(recorder("a", &log));
@@ -56,7 +56,7 @@ TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hook
   s.add_hook("grow", 2, [&](World& world, const StepContext& ctx) {
     log.push_back("hook@" + std::to_string(ctx.step));
     const auto c = world.add_cell_host();
-    world.add_element_host(c, 0.5f, 0.5f, 0.5f, 0);
+    world.add_element_host(c, 0.5f, 0.5f, 0.5f);
   });
   for (int i = 0; i < 4; ++i) s.step(w, 0.5);
   const std::vector<std::string> expected{"a@0:0.500000", "b@0:1.500000", "a@1:0.500000", "hook@2",
@@ -77,7 +77,7 @@ TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hook
 
 TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start times; bad cadences are refused",
           "[schedule]") {
-  World w(Box{}, 0);
+  World w(Box{});
   std::vector<std::string> log;
   std::vector<double> times;
   struct Clock final : System {

@@ -38,23 +38,27 @@ TEST_CASE("capacity growth keeps every row of every column intact on host and de
 }
 
 TEST_CASE("World::commit sorts elements by cell, drops dead cells, and keeps stable ids", "[table]") {
-  World w(Box{}, 2);
+  World w(Box{});
+  auto& species = w.cells.add_column<float>("species", 2);  // a module's column, carried along
+  auto& type = w.elements.add_column<std::int32_t>("type");
   const auto a = w.add_cell_host();
   const auto b = w.add_cell_host();
   const auto c = w.add_cell_host();
   // interleaved elements, as a hook appending to several cells leaves them
-  w.add_element_host(b, 0.1f, 0.1f, 0.5f, 0);
-  w.add_element_host(a, 0.2f, 0.2f, 0.5f, 1);
-  w.add_element_host(c, 0.3f, 0.3f, 0.5f, 0);
-  w.add_element_host(b, 0.4f, 0.4f, 0.5f, 1);
-  w.add_element_host(a, 0.5f, 0.5f, 0.5f, 0);
-  w.species.host(static_cast<std::size_t>(c), 1) = 7.0f;
+  type.host(static_cast<std::size_t>(w.add_element_host(b, 0.1f, 0.1f, 0.5f))) = 0;
+  type.host(static_cast<std::size_t>(w.add_element_host(a, 0.2f, 0.2f, 0.5f))) = 1;
+  type.host(static_cast<std::size_t>(w.add_element_host(c, 0.3f, 0.3f, 0.5f))) = 0;
+  type.host(static_cast<std::size_t>(w.add_element_host(b, 0.4f, 0.4f, 0.5f))) = 1;
+  type.host(static_cast<std::size_t>(w.add_element_host(a, 0.5f, 0.5f, 0.5f))) = 0;
+  species.host(static_cast<std::size_t>(c), 1) = 7.0f;
   w.commit();
   REQUIRE(w.check_consistency().empty());
   CHECK(w.count.host(0) == 2);
   CHECK(w.x.host(0) == 0.2f);  // a's elements first, in their original order
   CHECK(w.x.host(1) == 0.5f);
   CHECK(w.x.host(2) == 0.1f);
+  CHECK(type.host(0) == 1);  // module columns move with their rows
+  CHECK(type.host(3) == 1);
 
   w.flags.host(static_cast<std::size_t>(b)) |= cell_flags::dead;
   w.commit();
@@ -63,7 +67,7 @@ TEST_CASE("World::commit sorts elements by cell, drops dead cells, and keeps sta
   CHECK(w.elements.size() == 3);
   CHECK(w.cell_id.host(0) == 0);
   CHECK(w.cell_id.host(1) == 2);  // c keeps its stable id after b's removal
-  CHECK(w.species.host(1, 1) == 7.0f);
+  CHECK(species.host(1, 1) == 7.0f);
   CHECK(w.x.host(2) == 0.3f);
   CHECK(w.cell.host(2) == 1);
   // the device holds the same as the host
@@ -76,11 +80,11 @@ TEST_CASE("the element check names the first element outside the domain or not f
   Box box;
   box.lx = 4.0f;
   box.ly = 3.0f;
-  World w(box, 0);
+  World w(box);
   for (int c = 0; c < 3; ++c) {
     const std::int32_t cell = w.add_cell_host();
     for (int e = 0; e < 4; ++e)
-      w.add_element_host(cell, 0.5f + static_cast<float>(c), 1.0f, 0.25f * static_cast<float>(e), 0);
+      w.add_element_host(cell, 0.5f + static_cast<float>(c), 1.0f, 0.25f * static_cast<float>(e));
   }
   w.commit();
   CHECK_NOTHROW(check_element_positions(w));
@@ -103,4 +107,26 @@ TEST_CASE("the element check names the first element outside the domain or not f
   expect_failure(2, 2, -0.1f, "z = -0.1 (below the floor z = 0)");
   expect_failure(11, 0, -1.0f, "x = -1 (outside the periodic box [0, lx))");
   CHECK_NOTHROW(check_element_positions(w));
+}
+
+TEST_CASE("flag bits are taken by name, in order, after the engine's dead bit", "[table]") {
+  World w;
+  const std::uint32_t a = w.flag_bit("suprabasal");
+  const std::uint32_t b = w.flag_bit("growing");
+  CHECK(a == (1u << 1));
+  CHECK(b == (1u << 2));
+  CHECK(w.flag_bit("suprabasal") == a);  // a second request returns the same bit
+  CHECK(w.flag_names() == std::vector<std::string>{"suprabasal", "growing"});
+  for (int k = 2; k < 31; ++k) w.flag_bit("f" + std::to_string(k));
+  CHECK_THROWS_AS(w.flag_bit("one too many"), std::length_error);
+}
+
+TEST_CASE("a column's components can be named and looked up", "[table]") {
+  World w;
+  auto& s = w.cells.add_column<float>("species", 3);
+  CHECK(s.component_names().empty());
+  CHECK(s.component_index("delta") == -1);
+  s.set_component_names({"notch", "delta", "bound"});
+  CHECK(s.component_index("delta") == 1);
+  CHECK_THROWS_AS(s.set_component_names({"only one"}), std::invalid_argument);
 }

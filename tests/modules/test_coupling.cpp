@@ -11,26 +11,29 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/io/scenario.hpp"
+#include "modules/builtin_modules.hpp"
 #include "modules/coupling/grid_coupling_kernels.hpp"
 #include "modules/coupling/signal_field.hpp"
 #include "modules/gene_network/gene_network_kernels.hpp"
-#include "modules/builtin_modules.hpp"
+
+#include "tests/tissue_world.hpp"
 
 using namespace tissue;
 using coupling::SignalFieldParams;
+using tissue::sem::kAdhesiveElement;
 
 namespace {
 
 /// A world with cells at the given centres (no elements: the coupling systems read only centres/flags).
-std::unique_ptr<World> world_with_cells(Box box, const std::vector<std::array<float, 3>>& centres,
-                                        const std::vector<bool>& suprabasal = {}) {
-  auto w = std::make_unique<World>(box, 0);
+std::unique_ptr<test::TissueWorld> world_with_cells(Box box, const std::vector<std::array<float, 3>>& centres,
+                                                    const std::vector<bool>& suprabasal = {}) {
+  auto w = std::make_unique<test::TissueWorld>(box, 0);
   w->cells.append_host(centres.size());
   for (std::size_t c = 0; c < centres.size(); ++c) {
     w->cx.host(c) = centres[c][0];
     w->cy.host(c) = centres[c][1];
     w->cz.host(c) = centres[c][2];
-    w->flags.host(c) = (!suprabasal.empty() && suprabasal[c]) ? cell_flags::suprabasal : 0u;
+    w->flags.host(c) = (!suprabasal.empty() && suprabasal[c]) ? w->flag_bit("suprabasal") : 0u;
   }
   return w;
 }
@@ -263,8 +266,6 @@ TEST_CASE("a cell secreting into a decaying, diffusing field reaches the analyti
 
 namespace {
 const char* kTissue = R"(
-[simulation]
-model = "epidermis"
 dt = 0.01
 seed = 3
 [initial]
@@ -276,15 +277,29 @@ growth_interval = 100
 division_elements = 22
 )";
 
-/// Species (all cells, species-major) after `steps` of the scenario kTissue + extra.
+/// The scenario kTissue + extra, composed as scenarios/epidermis_tgfb.toml when extra has signal fields,
+/// else as scenarios/epidermis.toml.
+std::string tissue_scenario(const std::string& extra) {
+  const bool signals = extra.find("[signal.") != std::string::npos;
+  return std::string("[simulation]\n") +
+         (signals ? "entities = [\"tissue\", \"signals\"]\n"
+                    "modules = [\"sem\", \"cell_centres\", \"signal_sampling\", \"gene_network\", "
+                    "\"signal_transport\", \"lifecycle\"]\n"
+                  : "entities = [\"tissue\"]\nmodules = [\"sem\", \"cell_centres\", \"gene_network\", "
+                    "\"lifecycle\"]\n") +
+         kTissue + extra;
+}
+
+/// Species (all cells, species-major) after `steps` of the scenario tissue_scenario(extra).
 std::vector<float> species_after(const std::string& extra, int steps) {
-  auto sim = build_simulation(io::Scenario::from_string(std::string(kTissue) + extra, "tgfb.toml"));
+  auto sim = build_simulation(io::Scenario::from_string(tissue_scenario(extra), "tgfb.toml"));
   sim->advance(steps);
   World& w = *sim->world;
   w.download();
   std::vector<float> out;
-  for (int s = 0; s < w.species_count(); ++s)
-    for (std::size_t c = 0; c < w.cells.size(); ++c) out.push_back(w.species.host(c, s));
+  auto& species = w.cells.column<float>("species");
+  for (int s = 0; s < species.components(); ++s)
+    for (std::size_t c = 0; c < w.cells.size(); ++c) out.push_back(species.host(c, s));
   return out;
 }
 }  // namespace
@@ -355,7 +370,7 @@ secretion = { suprabasal = 0.02 }
 TEST_CASE("malformed coupling input is refused before the first step with its place", "[coupling]") {
   const auto fails = [](const std::string& extra) {
     try {
-      build_simulation(io::Scenario::from_string(std::string(kTissue) + extra, "bad.toml"));
+      build_simulation(io::Scenario::from_string(tissue_scenario(extra), "bad.toml"));
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -386,8 +401,8 @@ TEST_CASE("malformed coupling input is refused before the first step with its pl
 TEST_CASE("an epidermis with a field excluded from its cells: the tissue's volume shows in the free fraction",
           "[coupling][exclusion]") {
   auto sim = build_simulation(io::Scenario::from_string(
-      std::string(kTissue) +
-          "[signal.tgfb]\nexclude_cells = true\ntop = { boundary = \"dirichlet\", value = 1.0 }\n",
+      tissue_scenario(
+          "[signal.tgfb]\nexclude_cells = true\ntop = { boundary = \"dirichlet\", value = 1.0 }\n"),
       "excluded.toml"));
   World& w = *sim->world;
   for (int s = 0; s < 20; ++s) sim->schedule.step(w, 0.01);
@@ -420,11 +435,11 @@ TEST_CASE("cells excluded from a field: occupied volume, conserved amount, and t
   p.diffusivity = 0.3;
   p.decay = 0.0;
   p.initial = 0.0;
-  World w(box, 0);
+  World w(box);
   const std::int32_t c = w.add_cell_host();
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> ux(0.0f, 2.999f), uz(0.0f, 1.0f);
-  for (int e = 0; e < 60; ++e) w.add_element_host(c, ux(rng), ux(rng), uz(rng), 0);
+  for (int e = 0; e < 60; ++e) w.add_element_host(c, ux(rng), ux(rng), uz(rng));
   w.commit();
   auto& field = coupling::add_signal_field<double>(w, p);
   // a non-uniform start: a blob high in the grid

@@ -11,7 +11,10 @@
 #include "modules/gene_network/gene_network.hpp"
 #include "tests/support.hpp"
 
+#include "tests/tissue_world.hpp"
+
 using namespace tissue;
+using tissue::sem::kAdhesiveElement;
 using namespace tissue::grn;
 
 namespace {
@@ -59,7 +62,7 @@ std::vector<std::array<double, 7>> isolated_steady_states(double A) {
 
 /// A world with cells whose 4 elements sit at given centres; `adhesive` cells get 4 adhesive
 /// elements at height `z_adh` (A = 4 z_adh).
-void add_cell(World& w, float x, float y, float z, bool adhesive, float z_adh = 0.3f) {
+void add_cell(test::TissueWorld& w, float x, float y, float z, bool adhesive, float z_adh = 0.3f) {
   const auto c = w.add_cell_host();
   const float o = 0.1f;
   if (adhesive) {
@@ -100,7 +103,7 @@ TEST_CASE("gene network right-hand side matches the seed's equations with Table 
 
 TEST_CASE("one network step equals an independent RK2 step with neighbour means and the adhesion input",
           "[gene_network]") {
-  World w(Box{6.0f, 6.0f, true, true, true}, kSpeciesCount);
+  test::TissueWorld w(Box{6.0f, 6.0f, true, true, true}, kSpeciesCount);
   add_cell(w, 0.2f, 0.2f, 1.0f, true, 0.3f);  // neighbours: cells 1 and 2 (across the periodic corner)
   add_cell(w, 5.5f, 0.4f, 1.0f, false);
   add_cell(w, 0.3f, 5.3f, 1.2f, false);
@@ -156,7 +159,7 @@ TEST_CASE("one network step equals an independent RK2 step with neighbour means 
 
 TEST_CASE("steady states: an adherent cell is basal (high Ovol2), a free cell suprabasal (high Ovol1)",
           "[gene_network]") {
-  World w(Box{0, 0, false, false, true}, kSpeciesCount);
+  test::TissueWorld w(Box{0, 0, false, false, true}, kSpeciesCount);
   add_cell(w, 0.0f, 0.0f, 0.3f, true,
            0.75f);                        // A = 4 * 0.75 = 3, as 10 adhesive elements at the Morse minimum
   add_cell(w, 10.0f, 0.0f, 3.0f, false);  // no adhesive elements, A = 0
@@ -177,8 +180,8 @@ TEST_CASE("steady states: an adherent cell is basal (high Ovol2), a free cell su
   // basal: high Ovol2 / low Ovol1; suprabasal: the reverse, and the state flag says so
   CHECK(w.species.host(0, kOvol2) > 5 * w.species.host(0, kOvol1));
   CHECK(w.species.host(1, kOvol1) > 3 * w.species.host(1, kOvol2));
-  CHECK((w.flags.host(0) & cell_flags::suprabasal) == 0);
-  CHECK((w.flags.host(1) & cell_flags::suprabasal) != 0);
+  CHECK((w.flags.host(0) & w.suprabasal()) == 0);
+  CHECK((w.flags.host(1) & w.suprabasal()) != 0);
   // the seed's growth criterion "low Delta" selects the basal state with the default threshold
   CHECK(w.species.host(0, kDelta) < 140.0f);
   CHECK(w.species.host(1, kDelta) > 140.0f);

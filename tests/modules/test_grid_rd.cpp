@@ -18,7 +18,7 @@ constexpr double kPi = 3.14159265358979323846;
 /// A field and its system, outside any Simulation.
 template <class Real>
 struct Run {
-  World world{Box{}, 0};
+  World world{Box{}};
   GridRdParams params;
   GridField<Real>* field;
   std::unique_ptr<GridRdSystem<Real>> system;

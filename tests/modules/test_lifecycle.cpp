@@ -8,10 +8,13 @@
 #include "modules/sem/sem_layout.hpp"
 #include "tests/support.hpp"
 
+#include "tests/tissue_world.hpp"
+
 using namespace tissue;
+using tissue::sem::kAdhesiveElement;
 
 TEST_CASE("a cell divides at 40 elements into 20 + 20 with halved species", "[lifecycle]") {
-  World w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
+  test::TissueWorld w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
   sem::add_ball_cell(w, 5.0f, 5.0f, 0.6f, 39, 0.6f, 10);
   w.commit();
   for (int k = 0; k < grn::kSpeciesCount; ++k) w.species.host(0, k) = 2.0f * static_cast<float>(k + 1);
@@ -48,7 +51,7 @@ TEST_CASE("a cell divides at 40 elements into 20 + 20 with halved species", "[li
 }
 
 TEST_CASE("the attached daughter keeps every adhesive element even when others lie lower", "[lifecycle]") {
-  World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
+  test::TissueWorld w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
   const auto c = w.add_cell_host();
   // 10 adhesive elements at the membrane's Morse minimum, 30 others of which 15 are pressed below them
   for (int k = 0; k < 10; ++k)
@@ -73,20 +76,23 @@ TEST_CASE("the attached daughter keeps every adhesive element even when others l
 }
 
 TEST_CASE("only cells with Delta below the threshold grow, by one element at their centre", "[lifecycle]") {
-  World w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
+  test::TissueWorld w(Box{10.0f, 10.0f, true, true, true}, grn::kSpeciesCount);
   sem::add_ball_cell(w, 2.0f, 2.0f, 0.6f, 20, 0.5f, 10);
   sem::add_ball_cell(w, 9.8f, 5.0f, 2.0f, 20, 0.5f, 0);  // straddles x = 0
   w.commit();
   w.species.host(0, grn::kDelta) = 150.0f;  // suprabasal-like: no growth
   w.species.host(1, grn::kDelta) = 60.0f;   // grows
   const auto centre = test::centre_of(w, 1);
-  lifecycle::grow_and_divide(w, lifecycle::LifecycleParams{});
+  lifecycle::LifecycleParams params;
+  params.delta_species = w.species.component_index(lifecycle::kDeltaSpecies);  // as the module finds it
+  REQUIRE(params.delta_species == grn::kDelta);
+  lifecycle::grow_and_divide(w, params);
   w.commit();
   REQUIRE(w.check_consistency().empty());
   CHECK(w.count.host(0) == 20);
   CHECK(w.count.host(1) == 21);
-  CHECK((w.flags.host(1) & cell_flags::growing) != 0);
-  CHECK((w.flags.host(0) & cell_flags::growing) == 0);
+  CHECK((w.flags.host(1) & w.flag_bit(lifecycle::kGrowingFlag)) != 0);
+  CHECK((w.flags.host(0) & w.flag_bit(lifecycle::kGrowingFlag)) == 0);
   const auto last = static_cast<std::size_t>(w.first.host(1) + 20);
   CHECK(test::min_image(w.x.host(last) - centre[0], 10.0) == Approx(0).margin(1e-5));
   CHECK(w.y.host(last) == Approx(centre[1]).margin(1e-5));
@@ -95,7 +101,7 @@ TEST_CASE("only cells with Delta below the threshold grow, by one element at the
 }
 
 TEST_CASE("a cell without adhesive elements divides across its longest axis", "[lifecycle]") {
-  World w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
+  test::TissueWorld w(Box{0, 0, false, false, true}, grn::kSpeciesCount);
   const auto c = w.add_cell_host();
   for (int k = 0; k < 40; ++k)  // a rod along y
     w.add_element_host(c, 0.05f * static_cast<float>(k % 3), 0.15f * static_cast<float>(k),

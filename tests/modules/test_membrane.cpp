@@ -14,14 +14,17 @@
 #include "engine/mesh/surface_field.hpp"
 #include "engine/mesh/vec3.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "modules/builtin_modules.hpp"
 #include "modules/coupling/surface_sampling.hpp"
 #include "modules/epidermis/epidermis.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
-#include "modules/builtin_modules.hpp"
 #include "modules/sem/sem_layout.hpp"
 
+#include "tests/tissue_world.hpp"
+
 using namespace tissue;
+using tissue::sem::kAdhesiveElement;
 
 namespace {
 
@@ -43,6 +46,20 @@ std::shared_ptr<TriangleIndex> index_of(const mesh::TriangleMesh& m, float reach
 
 }  // namespace
 
+namespace {
+/// The [simulation] composition of an epidermis scenario with the tables in `text`: the membrane entity set
+/// when it has [membrane], its field and the cells' sampling of it when it has [membrane.rd].
+std::string composition(const std::string& text) {
+  if (text.find("[membrane.rd]") != std::string::npos)
+    return "entities = [\"membrane\", \"tissue\"]\nmodules = [\"sem\", \"cell_centres\", \"membrane_rd\", "
+           "\"membrane_sampling\", \"gene_network\", \"lifecycle\"]\n";
+  if (text.find("[membrane]") != std::string::npos)
+    return "entities = [\"membrane\", \"tissue\"]\nmodules = [\"sem\", \"cell_centres\", \"gene_network\", "
+           "\"lifecycle\"]\n";
+  return "model = \"epidermis\"\n";
+}
+}  // namespace
+
 TEST_CASE("vertex normals of a sphere point radially", "[membrane]") {
   const auto m = mesh::icosphere(3, 2.0);
   const auto n = mesh::vertex_normals(m);
@@ -58,7 +75,7 @@ TEST_CASE("cells seeded on a membrane mesh: a Poisson-disk subset of its vertice
   sem::MembraneLayoutParams p;
   p.spacing = 0.6;
   p.cell_radius = 0.3;
-  World w(Box{10.0f, 10.0f, false, false, false}, 0);
+  test::TissueWorld w(Box{10.0f, 10.0f, false, false, false}, 0);
   const std::size_t cells = sem::seed_on_membrane(w, m, p);
   // the same greedy selection, brute force
   std::vector<std::size_t> kept;
@@ -100,7 +117,7 @@ TEST_CASE("the adhesion input sums the adhesive elements' heights above a membra
   // sphere: elements on normals through face centres at known signed heights (inside too)
   const auto sphere = mesh::icosphere(3, 2.0);
   const auto index = index_of(sphere, 2.0f);
-  World w(Box{20.0f, 20.0f, false, false, false}, 2);
+  test::TissueWorld w(Box{20.0f, 20.0f, false, false, false}, 2);
   const std::vector<std::size_t> faces{3, 150, 420, 777, 1100};
   const std::vector<double> heights{0.1, 0.35, -0.05, 0.6, 0.2};
   const std::int32_t c = w.add_cell_host();
@@ -117,11 +134,11 @@ TEST_CASE("the adhesion input sums the adhesive elements' heights above a membra
   DeviceBuffer<float> scratch;
   grn::compute_adhesion_input(w, 1, index.get(), scratch);
   w.download();
-  CHECK(w.species.host(0, 1) == Approx(expected).margin(1e-5));
+  CHECK(w.cells.column<float>("species").host(0, 1) == Approx(expected).margin(1e-5));
 
   // a plane mesh at z = 0 gives the seed's A = sum of z exactly where the closest points are inside faces
   const auto plane = mesh::rectangle_mesh(13, 13, 12.0, 12.0);
-  World v(Box{12.0f, 12.0f, true, true, true}, 2);
+  test::TissueWorld v(Box{12.0f, 12.0f, true, true, true}, 2);
   const std::int32_t d = v.add_cell_host();
   const float zs[4] = {0.05f, 0.3f, 0.11f, 0.72f};
   for (int k = 0; k < 4; ++k)
@@ -137,7 +154,7 @@ TEST_CASE("the adhesion input sums the adhesive elements' heights above a membra
 TEST_CASE("cells sample a surface field at their closest membrane point", "[membrane]") {
   // a linear field on a plane mesh is interpolated exactly by the barycentric weights
   auto plane = std::make_shared<mesh::TriangleMesh>(mesh::rectangle_mesh(25, 25, 6.0, 6.0));
-  World w(Box{6.0f, 6.0f, false, false, true}, 0);
+  test::TissueWorld w(Box{6.0f, 6.0f, false, false, true}, 0);
   auto& field = w.add_field(
       std::make_unique<SurfaceField<float>>("membrane", plane, std::vector<std::string>{"a", "b"}));
   for (std::size_t i = 0; i < plane->vertex_count(); ++i) {
@@ -179,7 +196,7 @@ TEST_CASE("an attached cell divides along the membrane normal; the gate limits g
   const auto index = index_of(sphere, 2.0f);
   const std::size_t face = 77;
   const auto [n, centroid] = face_frame(sphere, face);
-  World w(Box{20.0f, 20.0f, false, false, false}, 1);
+  test::TissueWorld w(Box{20.0f, 20.0f, false, false, false}, 1);
   const std::array<float, 3> up{static_cast<float>(n[0]), static_cast<float>(n[1]), static_cast<float>(n[2])};
   w.seed = 5;
   sem::add_ball_cell(w, static_cast<float>(centroid[0] + 0.35 * n[0]),
@@ -214,7 +231,7 @@ TEST_CASE("an attached cell divides along the membrane normal; the gate limits g
   CHECK(mother_top <= daughter_bottom);
 
   // the gate: only cells whose gate column exceeds the threshold gain an element
-  World g(Box{10.0f, 10.0f, false, false, true}, 0);
+  test::TissueWorld g(Box{10.0f, 10.0f, false, false, true}, 0);
   for (int c = 0; c < 4; ++c) sem::add_ball_cell(g, 1.0f + static_cast<float>(c), 1.0f, 0.3f, 5, 0.3f, 2);
   g.commit();
   g.cells.add_column<float>("membrane_a");
@@ -248,7 +265,8 @@ TEST_CASE("an epidermis seeded on a sphere membrane: adherent monolayer that sta
           "[membrane][epidermis]") {
   const auto scenario = io::Scenario::from_string(R"toml(
 [simulation]
-model = "epidermis"
+entities = ["membrane", "tissue"]
+modules = ["sem", "cell_centres", "gene_network", "lifecycle"]
 steps = 200
 [domain]
 periodic = false
@@ -283,8 +301,8 @@ spacing = 0.6
   }
   // the adhesion input is the sum of heights above the mesh: 10 adhesive elements within ~0.4 of it
   for (std::size_t c = 0; c < cells; ++c) {
-    CHECK(w.species.host(c, 6) > 0.0f);
-    CHECK(w.species.host(c, 6) < 10 * 0.5f);
+    CHECK(w.cells.column<float>("species").host(c, 6) > 0.0f);
+    CHECK(w.cells.column<float>("species").host(c, 6) < 10 * 0.5f);
   }
 }
 
@@ -294,7 +312,8 @@ TEST_CASE("a gene network written in the scenario reads the membrane field sampl
   // under the network's midpoint steps
   const auto scenario = io::Scenario::from_string(R"toml(
 [simulation]
-model = "epidermis"
+entities = ["membrane", "tissue"]
+modules = ["sem", "cell_centres", "membrane_rd", "membrane_sampling", "gene_network", "lifecycle"]
 steps = 50
 [initial]
 cells_x = 4
@@ -331,14 +350,14 @@ rate = "membrane_a + 0 * membrane_b"
   for (std::size_t c = 0; c < 16; ++c) {
     CHECK(w.cells.column<float>("membrane_a").host(c) == Approx(2.0).epsilon(1e-6));
     CHECK(w.cells.column<float>("membrane_b").host(c) == Approx(0.5).epsilon(1e-6));
-    CHECK(w.species.host(c, 1) == Approx(50 * 0.01 * 2.0).epsilon(1e-5));
+    CHECK(w.cells.column<float>("species").host(c, 1) == Approx(50 * 0.01 * 2.0).epsilon(1e-5));
   }
 }
 
 TEST_CASE("bad membrane input is refused before the first step", "[membrane][epidermis]") {
   const auto fails = [](const std::string& text, const std::string& what) {
     const auto scenario =
-        io::Scenario::from_string("[simulation]\nmodel = \"epidermis\"\nsteps = 10\n" + text, "bad.toml");
+        io::Scenario::from_string("[simulation]\n" + composition(text) + "steps = 10\n" + text, "bad.toml");
     REQUIRE_THROWS_WITH(build_simulation(scenario), Catch::Contains(what));
   };
   fails("[initial]\nlayout = \"membrane\"\n", "cells on the membrane need a [membrane] mesh");

@@ -13,7 +13,10 @@
 #include "modules/sem/sem_layout.hpp"
 #include "tests/support.hpp"
 
+#include "tests/tissue_world.hpp"
+
 using namespace tissue;
+using tissue::sem::kAdhesiveElement;
 using namespace tissue::sem;
 
 namespace {
@@ -48,7 +51,7 @@ Config config_of(World& w) {
     c.y.push_back(w.y.host(e));
     c.z.push_back(w.z.host(e));
     c.cell.push_back(w.cell.host(e));
-    c.type.push_back(w.type.host(e));
+    c.type.push_back(element_types(w).host(e));
   }
   return c;
 }
@@ -159,7 +162,7 @@ TEST_CASE("Morse force equals the negative numerical gradient of the potential",
 }
 
 TEST_CASE("element forces are the negative gradient of the total potential energy", "[sem]") {
-  World w(Box{3.0f, 3.0f, true, true, true}, 0);
+  test::TissueWorld w(Box{3.0f, 3.0f, true, true, true}, 0);
   random_tissue(w, 6, 12, 1.2f, 11);  // crowded, with pairs across the periodic boundary
   SemParams p;
   SemSystem sys(p);
@@ -185,7 +188,7 @@ TEST_CASE("element forces are the negative gradient of the total potential energ
 TEST_CASE("cell-list forces equal all-pairs forces on random configurations", "[sem]") {
   for (unsigned seed = 1; seed <= 4; ++seed) {
     const float l = seed % 2 ? 4.0f : 5.5f;
-    World w(Box{l, l, true, true, true}, 0);
+    test::TissueWorld w(Box{l, l, true, true, true}, 0);
     random_tissue(w, 30 + 10 * static_cast<int>(seed), 20, 3.0f, seed);
     SemParams p;
     if (seed == 3) p.bin_size = 0.7;      // larger bins: more candidates, same answer
@@ -213,16 +216,16 @@ TEST_CASE("periodic images interact across the x/y boundary exactly as the unwra
                                             {0.2f, -0.2f, 2.1f}};
   const std::vector<std::array<float, 3>> b{
       {0.42f, 0.1f, 2.0f}, {0.65f, 0.3f, 2.1f}, {0.6f, -0.1f, 1.9f}, {0.8f, 0.12f, 2.2f}};
-  const auto build = [&](World& w, float tx, float ty) {
+  const auto build = [&](test::TissueWorld& w, float tx, float ty) {
     const auto ca = w.add_cell_host();
     const auto cb = w.add_cell_host();
     for (auto q : a) w.add_element_host(ca, q[0] + tx, q[1] + ty, q[2], kAdhesiveElement);
     for (auto q : b) w.add_element_host(cb, q[0] + tx, q[1] + ty, q[2], 0);
     w.commit();
   };
-  World open(Box{0, 0, false, false, true}, 0);
+  test::TissueWorld open(Box{0, 0, false, false, true}, 0);
   build(open, 0.0f, 0.0f);
-  World periodic(Box{4.0f, 4.0f, true, true, true}, 0);
+  test::TissueWorld periodic(Box{4.0f, 4.0f, true, true, true}, 0);
   build(periodic, 3.55f, 3.9f);  // cell a spans both boundaries, b lies across x = 0 and y = 0
   SemParams p;
   SemSystem s_open(p), s_periodic(p);
@@ -252,7 +255,7 @@ TEST_CASE("periodic images interact across the x/y boundary exactly as the unwra
 }
 
 TEST_CASE("a single cell of 20 elements relaxes to a stable compact shape", "[sem]") {
-  World w(Box{0, 0, false, false, true}, 0);
+  test::TissueWorld w(Box{0, 0, false, false, true}, 0);
   add_ball_cell(w, 0.0f, 0.0f, 5.0f, 20, 0.6f, 0);  // far above the membrane, no adhesive elements
   w.commit();
   SemParams p;
@@ -300,7 +303,7 @@ TEST_CASE("a single cell of 20 elements relaxes to a stable compact shape", "[se
 }
 
 TEST_CASE("two cells repel but do not pass through each other", "[sem]") {
-  World w(Box{0, 0, false, false, true}, 0);
+  test::TissueWorld w(Box{0, 0, false, false, true}, 0);
   add_ball_cell(w, 0.0f, 0.0f, 5.0f, 20, 0.3f, 0);
   add_ball_cell(w, 0.4f, 0.0f, 5.0f, 20, 0.3f, 0);  // overlapping surfaces (a relaxed cell is ~0.5 wide)
   w.commit();
@@ -352,7 +355,7 @@ TEST_CASE("the RK2 step converges at second order", "[sem]") {
   }
   std::vector<double> errors;
   for (int steps : {20, 40, 80}) {
-    World w(Box{0, 0, false, false, true}, 0);
+    test::TissueWorld w(Box{0, 0, false, false, true}, 0);
     const auto c = w.add_cell_host();
     w.add_element_host(c, 1.0f - static_cast<float>(r0 / 2), 0.5f, 5.0f, 0);
     w.add_element_host(c, 1.0f + static_cast<float>(r0 / 2), 0.5f, 5.0f, 0);
@@ -369,7 +372,7 @@ TEST_CASE("the RK2 step converges at second order", "[sem]") {
 }
 
 TEST_CASE("adhesive elements settle at the membrane's Morse minimum; the floor holds the rest", "[sem]") {
-  World w(Box{0, 0, false, false, true}, 0);
+  test::TissueWorld w(Box{0, 0, false, false, true}, 0);
   const auto c = w.add_cell_host();
   w.add_element_host(c, 0.0f, 0.0f, 0.8f, kAdhesiveElement);
   const auto d = w.add_cell_host();
@@ -384,7 +387,7 @@ TEST_CASE("adhesive elements settle at the membrane's Morse minimum; the floor h
 }
 
 TEST_CASE("adhesion to a plane mesh equals the seed's adhesion to the plane z = 0", "[sem][substrate]") {
-  World w(Box{6.0f, 6.0f, false, false, true}, 0);
+  test::TissueWorld w(Box{6.0f, 6.0f, false, false, true}, 0);
   random_tissue(w, 12, 10, 1.5f, 21);  // every element within the reach (2.88) of the membrane
   SemParams plane_params;
   SemSystem plane(plane_params);
@@ -418,7 +421,7 @@ TEST_CASE("adhesion to a sphere acts along the normal with V_adh of the signed d
   params.substrate = shifted;
   SemSystem sys(params);
   const RefMorse adh = ref(params.adhesion);
-  World w(Box{20.0f, 20.0f, false, false, false}, 0);
+  test::TissueWorld w(Box{20.0f, 20.0f, false, false, false}, 0);
   const std::vector<std::size_t> faces{0, 97, 311, 640, 1001, 1279};
   const std::vector<double> offsets{0.25, 0.4, 0.1, -0.08, 0.6, 0.05};
   std::vector<std::array<double, 3>> expected;

@@ -45,7 +45,7 @@ std::vector<double> run(const std::shared_ptr<const mesh::TriangleMesh>& m, cons
                         const InitialState& init, std::uint64_t seed, double dt_factor, int steps,
                         std::optional<Variant> variant) {
   const auto topology = mesh::build_topology(*m);
-  World world{Box{}, 0};
+  World world{Box{}};
   auto& field = world.add_field(std::make_unique<SurfaceField<Real>>("surface", m, species_names(params)));
   apply_initial_state(field, init, seed);
   auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology);

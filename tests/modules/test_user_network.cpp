@@ -12,17 +12,20 @@
 #include "engine/core/cell_centres.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/scenario.hpp"
+#include "modules/builtin_modules.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/user_network.hpp"
-#include "modules/builtin_modules.hpp"
+
+#include "tests/tissue_world.hpp"
 
 using namespace tissue;
+using tissue::sem::kAdhesiveElement;
 using namespace tissue::grn;
 
 namespace {
 
 /// A cell of 4 elements around (x, y); adhesive cells sit on the membrane at height z_adh (A = 4 z_adh).
-void add_cell(World& w, float x, float y, float z, bool adhesive, float z_adh) {
+void add_cell(test::TissueWorld& w, float x, float y, float z, bool adhesive, float z_adh) {
   const auto c = w.add_cell_host();
   const float o = 0.1f;
   for (int k = 0; k < 4; ++k)
@@ -32,8 +35,8 @@ void add_cell(World& w, float x, float y, float z, bool adhesive, float z_adh) {
 
 /// 25 cells on a 5 x 5 lattice of pitch 0.7 in a periodic 3.5 x 3.5 box (4 neighbours each within 0.8),
 /// every other cell lifted off the membrane, random concentrations around both epidermal states.
-std::unique_ptr<World> lattice_world(int species_rows) {
-  auto w = std::make_unique<World>(Box{3.5f, 3.5f, true, true, true}, species_rows);
+std::unique_ptr<test::TissueWorld> lattice_world(int species_rows) {
+  auto w = std::make_unique<test::TissueWorld>(Box{3.5f, 3.5f, true, true, true}, species_rows);
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(0.05f, 2.0f), big(20.0f, 180.0f), height(0.1f, 0.4f);
   for (int i = 0; i < 25; ++i) {
@@ -56,7 +59,7 @@ io::Scenario network_scenario(const std::string& gene_network) {
 /// Runs `steps` steps of a network on one isolated cell (A = 0) and returns its species afterwards.
 std::vector<float> run_one_cell(const UserNetworkSpec& spec, const std::vector<float>& initial,
                                 std::vector<std::pair<std::string, float>> columns, int steps, double dt) {
-  World w(Box{0, 0, false, false, true}, static_cast<int>(spec.species.size()) + 1);
+  test::TissueWorld w(Box{0, 0, false, false, true}, static_cast<int>(spec.species.size()) + 1);
   add_cell(w, 0.0f, 0.0f, 1.0f, false, 0.0f);
   w.commit();
   for (const auto& [name, value] : columns) w.cells.add_column<float>(name);
@@ -112,7 +115,7 @@ TEST_CASE("the epidermis network written in the scenario follows the built-in ne
   for (std::size_t c = 0; c < 25; ++c) {
     INFO("cell " << c);
     REQUIRE(user->flags.host(c) == built_in->flags.host(c));
-    changed_state += (built_in->flags.host(c) & cell_flags::suprabasal) ? 1 : 0;
+    changed_state += (built_in->flags.host(c) & built_in->suprabasal()) ? 1 : 0;
   }
   // both states occur, so the comparison covers the whole toggle
   REQUIRE(changed_state > 0);
@@ -157,7 +160,7 @@ neighbour_distance = 1.0
 species = [ { name = "y", rate = "mean_y - y" } ]
 )toml");
     const auto spec = read_user_network(scenario.root().table("gene_network"), {});
-    World w(Box{0, 0, false, false, true}, 2);
+    test::TissueWorld w(Box{0, 0, false, false, true}, 2);
     add_cell(w, 0.0f, 0.0f, 1.0f, false, 0.0f);
     add_cell(w, 0.5f, 0.0f, 1.0f, false, 0.0f);
     add_cell(w, 5.0f, 0.0f, 1.0f, false, 0.0f);  // no neighbours: mean 0, decays as e^{-t}
@@ -184,7 +187,7 @@ species = [ { name = "u", rate = "adhesion" }, { name = "v", rate = "2 * tgfb" }
 )toml");
     const auto spec = read_user_network(scenario.root().table("gene_network"), {"tgfb", "other"});
     REQUIRE(spec.fields == std::vector<std::string>{"tgfb"});
-    World w(Box{0, 0, false, false, true}, 3);
+    test::TissueWorld w(Box{0, 0, false, false, true}, 3);
     add_cell(w, 0.0f, 0.0f, 1.0f, true, 0.25f);  // A = 1
     w.commit();
     w.cells.add_column<float>("tgfb").host(0) = 0.75f;
@@ -233,7 +236,7 @@ TEST_CASE("expression errors name the file, line, column and token", "[gene_netw
   fails_with("species = []\n", "at least one");
 }
 
-TEST_CASE("an epidermis scenario with a network that lacks delta is refused",
+TEST_CASE("an epidermis scenario with a network that lacks delta is refused by the lifecycle",
           "[gene_network][user_network]") {
   const std::string text = R"toml(
 [simulation]
@@ -247,6 +250,6 @@ cells_y = 4
 species = [ { name = "x", rate = "-x" } ]
 )toml";
   REQUIRE_THROWS_WITH(build_simulation(io::Scenario::from_string(text, "no_delta.toml")),
-                      Catch::Contains("no_delta.toml:10:11: gene_network.species: ") &&
+                      Catch::Contains("no_delta.toml") && Catch::Contains("lifecycle.delta_threshold: ") &&
                           Catch::Contains("needs a species named delta"));
 }

@@ -1,0 +1,91 @@
+#include "engine/schedule/composition.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "engine/io/grid_output.hpp"
+
+namespace tissue {
+
+Composition::Composition(const io::ScenarioTable& root, const ModelSettings& settings)
+    : root_(root), settings_(settings), sim_(std::make_unique<Simulation>()) {}
+
+World& Composition::world() {
+  if (!sim_->world) {
+    sim_->world = std::make_unique<World>();
+    sim_->world->seed = settings_.seed;
+  }
+  return *sim_->world;
+}
+
+bool Composition::has_entity_set(const std::string& name) const {
+  return std::find(entity_sets_.begin(), entity_sets_.end(), name) != entity_sets_.end();
+}
+
+void Composition::add_system(std::unique_ptr<System> system, int every, int substeps) {
+  sim_->schedule.add(std::move(system), every, substeps);
+}
+
+void Composition::add_hook(std::string name, int every, Hook hook) {
+  sim_->schedule.add_hook(std::move(name), every, std::move(hook));
+}
+
+void Composition::add_writer(WriterFactory factory) {
+  writers_.push_back(std::move(factory));
+}
+
+void Composition::add_summary(std::function<std::string(World&)> summary) {
+  summaries_.push_back(std::move(summary));
+}
+
+void Composition::add_check(std::function<void(World&)> check) {
+  checks_.push_back(std::move(check));
+}
+
+void Composition::add_description(const std::string& text) {
+  if (!text.empty()) description_.push_back(text);
+}
+
+void Composition::set_converged(std::function<bool(World&)> converged) {
+  if (sim_->converged) throw std::logic_error("composition: two modules set a convergence test");
+  sim_->converged = std::move(converged);
+}
+
+void Composition::set_derived_dt(double dt) {
+  if (derived_dt_ > 0.0) throw std::logic_error("composition: two modules derive the time step");
+  derived_dt_ = dt;
+}
+
+std::unique_ptr<Simulation> Composition::finish() {
+  world();  // a scenario of modules without entity sets still steps a (empty) world
+  if (derived_dt_ > 0.0) sim_->dt = derived_dt_;
+  auto writers = writers_;
+  sim_->make_writer = [writers](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    std::vector<std::unique_ptr<SnapshotWriter>> parts;
+    for (const auto& make : writers) parts.push_back(make(dir));
+    if (parts.size() == 1) return std::move(parts.front());
+    return std::make_unique<io::CompositeWriter>(std::move(parts));
+  };
+  auto summaries = summaries_;
+  sim_->summary = [summaries](World& w) {
+    std::string text;
+    for (const auto& s : summaries) {
+      const std::string line = s(w);
+      if (line.empty()) continue;
+      text += (text.empty() ? "" : "\n") + line;
+    }
+    return text;
+  };
+  if (!checks_.empty()) {
+    auto checks = checks_;
+    sim_->check = [checks](World& w) {
+      for (const auto& c : checks) c(w);
+    };
+  }
+  std::string description;
+  for (const auto& d : description_) description += (description.empty() ? "" : "; ") + d;
+  sim_->description = description;
+  return std::move(sim_);
+}
+
+}  // namespace tissue

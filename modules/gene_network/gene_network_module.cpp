@@ -1,0 +1,95 @@
+// What the gene_network folder registers: the module "gene_network" (the seed's network, or one written in
+// the scenario), acting on the tissue's cells.
+
+#include <algorithm>
+
+#include "engine/schedule/module_registry.hpp"
+#include "modules/gene_network/gene_network.hpp"
+#include "modules/gene_network/network_expressions.hpp"
+#include "modules/gene_network/user_network.hpp"
+
+namespace tissue::grn {
+
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return list;
+}
+
+/// [gene_network]: adds the species column (initial values on every cell) and the suprabasal flag, and the
+/// network system. A scenario-defined network may read the cell inputs offered by modules installed before
+/// it (sampled fields); the adhesion input is measured from the membrane mesh when one is shared for
+/// adhesion ("membrane.adhesion").
+void install_gene_network(Composition& comp) {
+  const auto table = comp.root().table("gene_network");
+  World& w = comp.world();
+  const auto adhesion = comp.find<TriangleIndex>("membrane.adhesion");
+  std::vector<std::string> names;
+  std::vector<double> initial;
+  double neighbour_distance = 0.0;
+  std::unique_ptr<System> network;
+  if (has_user_network(table)) {
+    auto spec = read_user_network(table, comp.cell_inputs());
+    for (const auto& sp : spec.species) {
+      names.push_back(sp.name);
+      initial.push_back(sp.initial);
+    }
+    names.push_back("adhesion");
+    neighbour_distance = spec.neighbour_distance;
+    auto user = std::make_unique<UserNetworkSystem>(std::move(spec));
+    if (adhesion) user->set_membrane(adhesion);
+    network = std::move(user);
+  } else {
+    const auto params = read_gene_network_params(table);
+    const auto& inputs = comp.cell_inputs();
+    if (!params.tgf_beta_field.empty() &&
+        std::find(inputs.begin(), inputs.end(), params.tgf_beta_field) == inputs.end())
+      table.fail("tgf_beta_field", "no signal field named '" + params.tgf_beta_field + "' (add [signal." +
+                                       params.tgf_beta_field +
+                                       "], the entity set \"signals\" and the module "
+                                       "\"signal_sampling\" before \"gene_network\"; sampled fields: " +
+                                       (inputs.empty() ? std::string("none") : join(inputs)) + ")");
+    names.assign(std::begin(kSpeciesNames), std::end(kSpeciesNames));
+    initial.assign(params.initial.begin(), params.initial.begin() + kAdhesion);
+    neighbour_distance = params.neighbour_distance;
+    auto builtin = std::make_unique<GeneNetworkSystem>(params);
+    if (adhesion) builtin->set_membrane(adhesion);
+    network = std::move(builtin);
+  }
+  if (w.box.periodic_x && (w.box.lx < 2.0 * neighbour_distance || w.box.ly < 2.0 * neighbour_distance))
+    comp.root().table("initial").fail(
+        "spacing", "the periodic box (" + std::to_string(w.box.lx) + " x " + std::to_string(w.box.ly) +
+                       ") must be at least twice the largest interaction distance " +
+                       std::to_string(neighbour_distance) + " (gene_network.neighbour_distance)");
+
+  auto& species = add_species_column(w, names);
+  for (std::size_t c = 0; c < w.cells.size(); ++c)
+    for (std::size_t s = 0; s < initial.size(); ++s)
+      species.host(c, static_cast<int>(s)) = static_cast<float>(initial[s]);
+  species.upload(w.cells.size());  // this column only: the others' device values are current
+  w.add_output({TissueOutput::Kind::flag, kSuprabasalFlag, "", w.flag_bit(kSuprabasalFlag)});
+  w.add_output({TissueOutput::Kind::cell_components, "", kSpeciesColumn});
+  comp.add_system(std::move(network));
+}
+
+}  // namespace
+
+}  // namespace tissue::grn
+
+namespace tissue::modules {
+
+/// Registers the per-cell gene network.
+void register_gene_network(ModuleRegistry& registry) {
+  registry.add(
+      ModuleInfo{"gene_network",
+                 "per-cell gene network with juxtacrine coupling (Christley et al. 2010, Table 2), or "
+                 "one written in the scenario (species, Hill terms, NVRTC/muParser)",
+                 {"gene_network"},
+                 {"tissue"},
+                 0.0,
+                 grn::install_gene_network});
+}
+
+}  // namespace tissue::modules
