@@ -7,11 +7,11 @@
 ///
 ///   du/dt = D L(u) - lambda u + S(x),   S(x_n) = sum_c W_c(x_n) (s_c - k_c u(x_c)) / V_node
 ///
-/// (L the 5-/7-point Laplacian of grid_rd, W_c the trilinear weights of cell c's centre, s_c the cell's
-/// secretion rate [amount/time], k_c its uptake rate [volume/time], V_node = h^dims). Grid nodes sit at
-/// ((i + 1/2) h, (j + 1/2) h, (k + 1/2) h) (engine/grid/grid.hpp). Source: the standard particle-in-cell
-/// assignment (Hockney & Eastwood, "Computer Simulation Using Particles", ch. 5: the CIC scheme); see
-/// modules/coupling/README.md.
+/// (L the 5-/7-point Laplacian of engine/grid/stencils.hpp, W_c the trilinear weights of cell c's centre,
+/// s_c the cell's secretion rate [amount/time], k_c its uptake rate [volume/time], V_node = h^dims). Grid
+/// nodes sit at ((i + 1/2) h, (j + 1/2) h, (k + 1/2) h) (engine/grid/grid.hpp). Source: the standard
+/// particle-in-cell assignment (Hockney & Eastwood, "Computer Simulation Using Particles", ch. 5: the CIC
+/// scheme); see modules/coupling/README.md.
 
 #include <cstddef>
 #include <cstdint>
@@ -20,8 +20,8 @@
 #include "engine/exec/math.hpp"
 #include "engine/exec/span.hpp"
 #include "engine/grid/grid.hpp"
+#include "engine/grid/stencils.hpp"
 #include "engine/spatial/cell_list.hpp"
-#include "modules/grid_rd/grid_rd_kernels.hpp"
 
 namespace tissue::coupling {
 
@@ -246,7 +246,7 @@ struct DepositGather {
 
   TISSUE_HD void operator()(std::size_t n) const {
     int i = 0, j = 0, k = 0;
-    grid_rd::node_of(grid, n, i, j, k);
+    grid::node_of(grid, n, i, j, k);
     const float x = static_cast<float>((i + 0.5) * h), y = static_cast<float>((j + 0.5) * h),
                 z = grid.nz == 1 ? 0.0f : static_cast<float>((k + 0.5) * h);
     double sum = 0.0;
@@ -263,7 +263,7 @@ struct DepositGather {
 template <class Real>
 struct SignalEuler {
   GridGeometry<Real> grid;
-  grid_rd::Stencil stencil;
+  grid::Stencil stencil;
   Real inv_h2, diffusivity, decay, dt;
   const Real* u;
   Span<const Real> source;  ///< empty: no cell sources
@@ -271,9 +271,9 @@ struct SignalEuler {
 
   TISSUE_HD void operator()(std::size_t n) const {
     int i = 0, j = 0, k = 0;
-    grid_rd::node_of(grid, n, i, j, k);
+    grid::node_of(grid, n, i, j, k);
     const Real c = u[n];
-    const Real lap = grid_rd::laplacian(stencil, grid, u, 0, i, j, k, inv_h2);
+    const Real lap = grid::laplacian(stencil, grid, u, 0, i, j, k, inv_h2);
     Real du = diffusivity * lap - decay * c;
     if (!source.empty()) du += source[n];
     out[n] = c + dt * du;
@@ -297,7 +297,7 @@ struct SignalEulerExcluded {
 
   TISSUE_HD void operator()(std::size_t n) const {
     int i = 0, j = 0, k = 0;
-    grid_rd::node_of(grid, n, i, j, k);
+    grid::node_of(grid, n, i, j, k);
     const std::size_t cells = grid.cells();
     const Real c = u[n], a = u[cells + n];
     const Real* alpha = u + cells;

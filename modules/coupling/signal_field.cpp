@@ -21,15 +21,15 @@ struct Product {
 };
 
 /// The second-order Laplacian of the grid's dimension: 7-point in 3D, 5-point in 2D.
-grid_rd::Stencil stencil_of(const GridShape& shape) {
-  return shape.dims() == 3 ? grid_rd::Stencil::seven : grid_rd::Stencil::five;
+grid::Stencil stencil_of(const GridShape& shape) {
+  return shape.dims() == 3 ? grid::Stencil::seven : grid::Stencil::five;
 }
 }  // namespace
 
 double SignalFieldParams::stability_limit() const {
   const int dims = shape.dims();
   const double h = shape.h;
-  const double rho = grid_rd::laplacian_spectral_radius(stencil_of(shape), h);
+  const double rho = grid::laplacian_spectral_radius(stencil_of(shape), h);
   const double k_max =
       std::max(uptake[0], uptake[1]) / std::pow(h, dims) / (exclude_cells ? min_free_fraction : 1.0);
   return 2.0 / (diffusivity * rho + decay + k_max);

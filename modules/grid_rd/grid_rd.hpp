@@ -10,9 +10,9 @@
 
 #include "engine/grid/grid.hpp"
 #include "engine/integrate/runge_kutta.hpp"
+#include "engine/reactions/reactions.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
-#include "modules/reactions/reactions.hpp"
 
 namespace tissue::grid_rd {
 

@@ -6,9 +6,9 @@
 /// Called by rd_euler_tuned where the rows are 16-byte aligned (nx * sizeof(Real) a multiple of 16).
 /// Plain C++ interface (no CUDA headers).
 
+#include "engine/reactions/reactions.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/grid_rd/step_chain.hpp"
-#include "modules/reactions/reactions.hpp"
 
 namespace tissue::grid_rd {
 

@@ -12,7 +12,7 @@
 #include <type_traits>
 
 #include "engine/exec/error.hpp"
-#include "modules/reactions/reactions.hpp"
+#include "engine/reactions/reactions.hpp"
 
 /// M(Real, Reaction) for every precision and reaction model the tuned grid-RD kernels are compiled for
 /// (their explicit instantiations); a new reaction model is added here once.

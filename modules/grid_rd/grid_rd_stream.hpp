@@ -4,8 +4,8 @@
 /// thread streams four x nodes along z through a register ring. Called by rd_euler_tuned where nx is a
 /// multiple of 4 and the arrays are 16-byte aligned. Plain C++ interface (no CUDA headers).
 
+#include "engine/reactions/reactions.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
-#include "modules/reactions/reactions.hpp"
 
 namespace tissue::grid_rd {
 

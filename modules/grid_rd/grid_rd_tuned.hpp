@@ -20,11 +20,11 @@
 /// Measured throughput and the analysis of what limits it: BENCHMARKS.md.
 /// Plain C++ interface (no CUDA headers); implemented in grid_rd_tuned.cu.
 
+#include "engine/reactions/reactions.hpp"
 #include "modules/grid_rd/grid_rd_bulk.hpp"
 #include "modules/grid_rd/grid_rd_kernels.hpp"
 #include "modules/grid_rd/grid_rd_stream.hpp"
 #include "modules/grid_rd/step_chain.hpp"
-#include "modules/reactions/reactions.hpp"
 
 namespace tissue::grid_rd {
 

@@ -14,8 +14,8 @@
 #include "engine/integrate/runge_kutta.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/surface_field.hpp"
+#include "engine/reactions/reactions.hpp"
 #include "engine/schedule/schedule.hpp"
-#include "modules/reactions/reactions.hpp"
 #include "modules/surface_rd/surface_rd_kernels.hpp"
 
 namespace tissue::surface_rd {

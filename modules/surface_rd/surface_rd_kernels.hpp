@@ -98,7 +98,7 @@ struct Chemotaxis {
   }
 };
 
-/// da/dt = D_a lap a + f(a, b), db/dt = D_b lap b + g(a, b) with a reaction of modules/reactions.
+/// da/dt = D_a lap a + f(a, b), db/dt = D_b lap b + g(a, b) with a reaction of engine/reactions.
 template <class Real, class Reaction>
 struct DiffusionReaction {
   static constexpr bool needs_gradients = false;

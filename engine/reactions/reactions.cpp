@@ -1,4 +1,4 @@
-#include "modules/reactions/reactions.hpp"
+#include "engine/reactions/reactions.hpp"
 
 #include <sstream>
 

@@ -1,8 +1,9 @@
 #pragma once
 /// @file reactions.hpp
-/// Two-species reaction terms f(A, B), g(A, B) for reaction-diffusion modules (grids now, surfaces
-/// later): Gray-Scott with the seed's named presets, and a general sum of polynomial/Hill terms in which
-/// Schnakenberg, Brusselator, FitzHugh-Nagumo and Gray-Scott itself are written in the scenario.
+/// Two-species reaction terms f(A, B), g(A, B), shared by the reaction-diffusion modules (grid_rd on grids,
+/// surface_rd on surfaces): Gray-Scott with the seed's named presets, and a general sum of polynomial/Hill
+/// terms in which Schnakenberg, Brusselator, FitzHugh-Nagumo and Gray-Scott itself are written in the
+/// scenario.
 
 #include <cstdint>
 #include <string>
