@@ -9,6 +9,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
@@ -120,20 +121,21 @@ std::vector<std::string> species_names(const SurfaceRdParams& params) {
 namespace {
 
 template <class Real>
-std::unique_ptr<Simulation> build_typed(std::shared_ptr<const mesh::TriangleMesh> m,
-                                        const mesh::MeshTopology& topology, const SurfaceRdParams& params,
-                                        const InitialState& init, double dt, double converge,
-                                        const ModelSettings& settings) {
+std::unique_ptr<Simulation> build_typed(std::shared_ptr<mesh::DeviceMesh> surface,
+                                        const SurfaceRdParams& params, const InitialState& init, double dt,
+                                        double converge, const ModelSettings& settings) {
   auto sim = std::make_unique<Simulation>();
   sim->model = "surface_rd";
   sim->world = std::make_unique<World>(Box{}, 0);
   World& w = *sim->world;
   w.seed = settings.seed;
-  auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, species_names(params)));
+  auto& field = w.add_field(
+      std::make_unique<SurfaceField<Real>>("surface", surface->shared_mesh(), species_names(params)));
   apply_initial_state(field, init, settings.seed);
   PatchSettings patches;
   if (params.path == KernelPath::patches) patches = {params.steps_per_launch, params.patch_vertices};
-  auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology, patches);
+  // the operators' double-precision quantities and connectivity come from the shared mesh
+  auto ops = std::make_shared<const MeshOperators<Real>>(std::move(surface), patches);
   auto system = std::make_unique<SurfaceRdSystem<Real>>(params, field, ops);
   SurfaceRdSystem<Real>* rd = system.get();
   sim->schedule.add(std::move(system), params.steps_per_launch);
@@ -206,12 +208,15 @@ template void apply_initial_state<double>(SurfaceField<double>&, const InitialSt
 std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSettings& settings) {
   auto m = std::make_shared<mesh::TriangleMesh>(
       mesh::read_scenario_mesh(root.table("mesh"), settings.scenario_path, kBytesPerVertex));
-  mesh::MeshTopology topology;
+  // the mesh and its cached quantities (topology, cotangent weights, one-rings, patches, device copies),
+  // shared by whatever on it requires them
+  std::shared_ptr<mesh::DeviceMesh> surface;
   try {
-    topology = mesh::build_topology(*m, "mesh");
+    surface = std::make_shared<mesh::DeviceMesh>(m, "mesh");
   } catch (const InputError& e) {
     root.table("mesh").fail("", e.what());
   }
+  const mesh::MeshTopology& topology = surface->topology();
 
   const auto rd = root.table("surface_rd");
   InitialState init;
@@ -230,7 +235,7 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
   // explicit stability of the diffusion part, from a Gershgorin bound on the Laplacian's spectrum (host
   // only: nothing is allocated on the device before the input is accepted)
   const double limit = (p.integrator == Integrator::rk4 ? 2.785 : 2.0) /
-                       (p.max_diffusion() * mesh::cotangent_laplacian(*m, topology).spectral_radius_bound());
+                       (p.max_diffusion() * surface->require_cotangent_laplacian().spectral_radius_bound());
   if (dt > limit) {
     std::ostringstream msg;
     msg << "time step " << dt << (settings.dt_given ? "" : " (surface_rd.dt_factor * mean edge^2)")
@@ -247,8 +252,8 @@ std::unique_ptr<Simulation> build(const io::ScenarioTable& root, const ModelSett
         "", "the mesh needs about " + std::to_string(need / 1e9) + " GB, more than available");
 
   auto sim = settings.precision == "double"
-                 ? build_typed<double>(m, topology, p, init, dt, converge, settings)
-                 : build_typed<float>(m, topology, p, init, dt, converge, settings);
+                 ? build_typed<double>(surface, p, init, dt, converge, settings)
+                 : build_typed<float>(surface, p, init, dt, converge, settings);
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
