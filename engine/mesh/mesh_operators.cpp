@@ -188,4 +188,36 @@ std::vector<std::array<double, 3>> vertex_normals(const TriangleMesh& m) {
   return n;
 }
 
+std::vector<double> boundary_projections(const TriangleMesh& m, const MeshTopology& topology) {
+  const std::size_t n = m.vertex_count();
+  std::vector<double> projection(6 * n, 0.0);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!topology.boundary_vertex[v]) continue;
+    std::vector<std::array<double, 3>> dirs;
+    for (auto k = static_cast<std::size_t>(topology.vertex_offsets[v]);
+         k < static_cast<std::size_t>(topology.vertex_offsets[v + 1]); ++k) {
+      const auto w = topology.vertex_neighbours[k];
+      int faces_on_edge = 0;  // an edge is on the boundary when one face holds both ends
+      for (auto j = static_cast<std::size_t>(topology.face_offsets[v]);
+           j < static_cast<std::size_t>(topology.face_offsets[v + 1]); ++j) {
+        const auto t = static_cast<std::size_t>(topology.vertex_faces[j]);
+        if (m.corner(t, 0) == w || m.corner(t, 1) == w || m.corner(t, 2) == w) ++faces_on_edge;
+      }
+      if (faces_on_edge != 1) continue;
+      const auto wi = static_cast<std::size_t>(w);
+      std::array<double, 3> e{m.x[wi] - m.x[v], m.y[wi] - m.y[v], m.z[wi] - m.z[v]};
+      const double len = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
+      for (auto& c : e) c /= len;
+      dirs.push_back(e);
+    }
+    if (dirs.size() != 2) continue;  // a vertex where several boundary loops touch: left unprojected
+    const double cosine = dirs[0][0] * dirs[1][0] + dirs[0][1] * dirs[1][1] + dirs[0][2] * dirs[1][2];
+    for (std::size_t c = 0; c < 3; ++c) {
+      projection[6 * v + c] = 0.5 * cosine * dirs[0][c];
+      projection[6 * v + 3 + c] = dirs[1][c];
+    }
+  }
+  return projection;
+}
+
 }  // namespace tissue::mesh

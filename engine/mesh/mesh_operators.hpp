@@ -77,4 +77,11 @@ struct VertexGradientOperator {
 VertexGradientOperator vertex_gradient_operator(const TriangleMesh& mesh, const MeshTopology& topology,
                                                 const FaceGradients& gradients);
 
+/// The zero-flux projection of the vertex gradient at every boundary vertex (seed 000 states zero-flux
+/// boundaries; surface_rd's README says how the gradient meets them): with e1, e2 the unit directions of the
+/// vertex's two boundary edges, a = (e1 . e2) / 2 e1 and b = e2, so that g -> (a . g) b + (b . g) a is the
+/// derivative along a straight boundary and 0 at a corner. 6 values per vertex (a, then b) [dimensionless];
+/// zeros for an interior vertex and for one where several boundary loops touch (left unprojected).
+std::vector<double> boundary_projections(const TriangleMesh& mesh, const MeshTopology& topology);
+
 }  // namespace tissue::mesh

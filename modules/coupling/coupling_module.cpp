@@ -118,7 +118,7 @@ void install_membrane_sampling(Composition& comp) {
     w.add_output({TissueOutput::Kind::cell_column, column, column});
   }
   comp.add_system(
-      std::make_unique<SurfaceSamplingSystem<float>>(*field, comp.find<TriangleIndex>("membrane.index")));
+      std::make_unique<SurfaceSamplingSystem<float>>(*field, comp.find<const TriangleIndex>("membrane.index")));
 }
 
 }  // namespace

@@ -314,69 +314,9 @@ std::string to_string(Preconditioner p) {
   return p == Preconditioner::jacobi ? "jacobi" : "multigrid";
 }
 
-OperatorPattern operator_pattern(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology) {
-  OperatorPattern p;
-  const std::size_t n = mesh.vertex_count();
-  p.offsets.assign(n + 1, 0);
-  p.diagonal.assign(n, 0);
-  for (std::size_t v = 0; v < n; ++v) p.offsets[v + 1] = p.offsets[v] + topology.degree(v) + 1;
-  p.columns.resize(static_cast<std::size_t>(p.offsets[n]));
-  p.rows.resize(p.columns.size());
-  for (std::size_t v = 0; v < n; ++v) {
-    auto out = static_cast<std::size_t>(p.offsets[v]);
-    bool placed = false;
-    for (auto k = static_cast<std::size_t>(topology.vertex_offsets[v]);
-         k < static_cast<std::size_t>(topology.vertex_offsets[v + 1]); ++k) {
-      const std::int32_t w = topology.vertex_neighbours[k];
-      if (!placed && w > static_cast<std::int32_t>(v)) {
-        p.diagonal[v] = static_cast<std::int32_t>(out);
-        p.rows[out] = static_cast<std::int32_t>(v);
-        p.columns[out++] = static_cast<std::int32_t>(v);
-        placed = true;
-      }
-      p.rows[out] = static_cast<std::int32_t>(v);
-      p.columns[out++] = w;
-    }
-    if (!placed) {
-      p.diagonal[v] = static_cast<std::int32_t>(out);
-      p.rows[out] = static_cast<std::int32_t>(v);
-      p.columns[out] = static_cast<std::int32_t>(v);
-    }
-  }
-  p.sources.assign(2 * p.columns.size(), -1);
-  const auto entry = [&](std::int32_t i, std::int32_t j) {
-    const auto first = p.columns.begin() + p.offsets[static_cast<std::size_t>(i)];
-    const auto last = p.columns.begin() + p.offsets[static_cast<std::size_t>(i) + 1];
-    return static_cast<std::size_t>(std::lower_bound(first, last, j) - p.columns.begin());
-  };
-  for (std::size_t f = 0; f < mesh.face_count(); ++f)
-    for (int ci = 0; ci < 3; ++ci)
-      for (int cj = 0; cj < 3; ++cj) {
-        if (ci == cj) continue;
-        const std::size_t k = entry(mesh.corner(f, ci), mesh.corner(f, cj));
-        const auto code = static_cast<std::int32_t>(9 * f + 3 * static_cast<std::size_t>(ci) +
-                                                    static_cast<std::size_t>(cj));
-        if (p.sources[2 * k] < 0)
-          p.sources[2 * k] = code;
-        else
-          p.sources[2 * k + 1] = code;
-      }
-  p.corner_offsets = topology.face_offsets;
-  p.vertex_corners.resize(topology.vertex_faces.size());
-  for (std::size_t v = 0; v < n; ++v)
-    for (auto q = static_cast<std::size_t>(topology.face_offsets[v]);
-         q < static_cast<std::size_t>(topology.face_offsets[v + 1]); ++q) {
-      const auto f = static_cast<std::size_t>(topology.vertex_faces[q]);
-      int c = 0;
-      while (mesh.corner(f, c) != static_cast<std::int32_t>(v)) ++c;
-      p.vertex_corners[q] = static_cast<std::int32_t>(3 * f) + c;
-    }
-  return p;
-}
-
-ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
-                                             const ConformalWillmoreSettings& settings)
-    : mesh_(mesh), settings_(settings), n_(mesh.vertex_count()) {
+namespace {
+/// @throws std::invalid_argument for settings the flow cannot run with.
+void check_settings(const ConformalWillmoreSettings& settings) {
   if (settings.inverse_iterations < 1) throw std::invalid_argument("inverse_iterations must be >= 1");
   if (!(settings.cg_tolerance > 0.0)) throw std::invalid_argument("cg_tolerance must be > 0");
   if (!(settings.similarity_tolerance > 0.0)) throw std::invalid_argument("similarity_tolerance must be > 0");
@@ -386,27 +326,48 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   if (!(settings.eigen_tolerance > 0.0)) throw std::invalid_argument("eigen_tolerance must be > 0");
   if (settings.start_extrapolation < 0 || settings.start_extrapolation > 2)
     throw std::invalid_argument("start_extrapolation must be 0, 1 or 2");
-  mesh::validate(mesh_, "conformal Willmore flow");
-  const mesh::MeshTopology topology = mesh::build_topology(mesh_, "conformal Willmore flow");
-  pattern_ = operator_pattern(mesh_, topology);
+}
+}  // namespace
 
-  x_.assign(mesh_.x);
-  y_.assign(mesh_.y);
-  z_.assign(mesh_.z);
-  faces_.assign(mesh_.faces);
-  offsets_.assign(pattern_.offsets);
-  columns_.assign(pattern_.columns);
-  rows_.assign(pattern_.rows);
-  sources_.assign(pattern_.sources);
-  corner_offsets_.assign(pattern_.corner_offsets);
-  vertex_corners_.assign(pattern_.vertex_corners);
+std::shared_ptr<mesh::DeviceMesh> ConformalWillmoreFlow::checked_mesh(
+    const mesh::TriangleMesh& mesh, const ConformalWillmoreSettings& settings) {
+  check_settings(settings);
+  mesh::validate(mesh, "conformal Willmore flow");
+  return std::make_shared<mesh::DeviceMesh>(mesh, "conformal Willmore flow");
+}
+
+ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
+                                             const ConformalWillmoreSettings& settings)
+    : ConformalWillmoreFlow(checked_mesh(mesh, settings), settings) {}
+
+ConformalWillmoreFlow::ConformalWillmoreFlow(std::shared_ptr<mesh::DeviceMesh> surface,
+                                             const ConformalWillmoreSettings& settings)
+    : mesh_(std::move(surface)),
+      settings_(settings),
+      n_(mesh_->vertex_count()),
+      pattern_(&mesh_->require_operator_pattern()),
+      x_(mesh_->require_device_positions().x),
+      y_(mesh_->require_device_positions().y),
+      z_(mesh_->require_device_positions().z) {
+  check_settings(settings);
+  // the connectivity on the device, the mesh's (shared with whatever else works on it)
+  const mesh::DeviceTopology& topology = mesh_->require_device_topology();
+  const mesh::DeviceOperatorPattern& pattern = mesh_->require_device_operator_pattern();
+  faces_ = topology.faces.span();
+  corner_offsets_ = topology.face_offsets.span();
+  offsets_ = pattern.offsets.span();
+  columns_ = pattern.columns.span();
+  rows_ = pattern.rows.span();
+  sources_ = pattern.sources.span();
+  vertex_corners_ = pattern.vertex_corners.span();
+  diagonal_ = pattern.diagonal.span();
+  const OperatorPattern& pattern_host = *pattern_;
   for (auto* b : {&mass_, &h_, &rho_}) b->resize(n_);
   normal_.resize(3 * n_);
   omega_.resize(3 * n_);
   work_.resize(4 * n_);
   scratch_.resize(4 * n_);
-  diagonal_.assign(pattern_.diagonal);
-  dirac_quaternions_.resize(4 * pattern_.columns.size());
+  dirac_quaternions_.resize(4 * pattern_host.columns.size());
   lambda_.resize(4 * n_);
   lambda_.zero();  // no start yet (similarity_values() before the first step)
   lambda_history_.resize(8 * n_);
@@ -414,18 +375,18 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   sums_.resize(kSumCount * n_);
   rho_.zero();
 
-  laplacian_.set_pattern(static_cast<std::int32_t>(n_), pattern_.offsets, pattern_.columns);
+  laplacian_.set_pattern(static_cast<std::int32_t>(n_), pattern_host.offsets, pattern_host.columns);
   // E: 4 x 4 blocks on the same pattern; row 4 i + r holds block columns in order, 4 values each
-  std::vector<std::int32_t> offsets4(4 * n_ + 1, 0), columns4(16 * pattern_.columns.size());
+  std::vector<std::int32_t> offsets4(4 * n_ + 1, 0), columns4(16 * pattern_host.columns.size());
   for (std::size_t v = 0; v < n_; ++v) {
-    const auto first = static_cast<std::size_t>(pattern_.offsets[v]);
-    const auto degree = static_cast<std::size_t>(pattern_.offsets[v + 1]) - first;
+    const auto first = static_cast<std::size_t>(pattern_host.offsets[v]);
+    const auto degree = static_cast<std::size_t>(pattern_host.offsets[v + 1]) - first;
     for (std::size_t r = 0; r < 4; ++r) {
       const std::size_t base = 16 * first + r * 4 * degree;
       offsets4[4 * v + r] = static_cast<std::int32_t>(base);
       for (std::size_t l = 0; l < degree; ++l)
         for (std::size_t c = 0; c < 4; ++c)
-          columns4[base + 4 * l + c] = 4 * pattern_.columns[first + l] + static_cast<std::int32_t>(c);
+          columns4[base + 4 * l + c] = 4 * pattern_host.columns[first + l] + static_cast<std::int32_t>(c);
     }
   }
   offsets4[4 * n_] = static_cast<std::int32_t>(columns4.size());
@@ -434,36 +395,34 @@ ConformalWillmoreFlow::ConformalWillmoreFlow(const mesh::TriangleMesh& mesh,
   // both operators live on the vertex graph: the same aggregates, once per operator type
   if (settings_.preconditioner == Preconditioner::multigrid) {
     if (settings_.similarity_solver == LinearSolver::conjugate_gradient)
-      dirac_multigrid_.setup(pattern_.offsets, pattern_.columns, multigrid_settings(false));
+      dirac_multigrid_.setup(pattern_host.offsets, pattern_host.columns, multigrid_settings(false));
     if (settings_.positions_solver == LinearSolver::conjugate_gradient)
-      laplacian_multigrid_.setup(pattern_.offsets, pattern_.columns, multigrid_settings(true));
+      laplacian_multigrid_.setup(pattern_host.offsets, pattern_host.columns, multigrid_settings(true));
   }
 }
 
 namespace {
 SurfaceView surface_view(const DeviceBuffer<double>& x, const DeviceBuffer<double>& y,
-                         const DeviceBuffer<double>& z, const DeviceBuffer<std::int32_t>& faces) {
-  return {x.span(), y.span(), z.span(), faces.span()};
+                         const DeviceBuffer<double>& z, Span<const std::int32_t> faces) {
+  return {x.span(), y.span(), z.span(), faces};
 }
 }  // namespace
 
 void ConformalWillmoreFlow::update_geometry() {
-  exec::parallel_for(n_, VertexGeometry{surface_view(x_, y_, z_, faces_), corner_offsets_.span(),
-                                        vertex_corners_.span(), mass_.span(), normal_.span()});
+  exec::parallel_for(n_, VertexGeometry{surface_view(x_, y_, z_, faces_), corner_offsets_, vertex_corners_,
+                                        mass_.span(), normal_.span()});
 }
 
 void ConformalWillmoreFlow::assemble_laplacian() {
-  const PatternView pattern{offsets_.span(), columns_.span(),        rows_.span(),
-                            sources_.span(), corner_offsets_.span(), vertex_corners_.span()};
+  const PatternView pattern{offsets_, columns_, rows_, sources_, corner_offsets_, vertex_corners_};
   exec::parallel_for(laplacian_.nonzeros(), CotangentLaplacianEntries{surface_view(x_, y_, z_, faces_),
                                                                       pattern, laplacian_.values.span()});
 }
 
 SurfaceMeasures ConformalWillmoreFlow::mean_curvature() {
-  exec::parallel_for(n_,
-                     MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_.span(), columns_.span(),
-                                   corner_offsets_.span(), vertex_corners_.span(), laplacian_.values.span(),
-                                   mass_.span(), normal_.span(), h_.span(), sums_.span()});
+  exec::parallel_for(n_, MeanCurvature{surface_view(x_, y_, z_, faces_), offsets_, columns_, corner_offsets_,
+                                       vertex_corners_, laplacian_.values.span(), mass_.span(),
+                                       normal_.span(), h_.span(), sums_.span()});
   const std::vector<double> s =
       exec::column_sums(Span<const double>(sums_.data(), kSumCount * n_), kSumCount, scratch_);
   // the 4 x 4 Gram matrix of B = (1, N) under M and the right-hand side B^T M H: c = G^-1 B^T M H is the
@@ -513,19 +472,17 @@ void ConformalWillmoreFlow::project_curvature_change(double tau) {
 }
 
 void ConformalWillmoreFlow::assemble_dirac() {
-  const PatternView pattern{offsets_.span(), columns_.span(),        rows_.span(),
-                            sources_.span(), corner_offsets_.span(), vertex_corners_.span()};
+  const PatternView pattern{offsets_, columns_, rows_, sources_, corner_offsets_, vertex_corners_};
   // the shift is relative to E's mean diagonal; at rho = 0 E_ii = sum_f |e_i|^2 / (4 A_f) = L_ii (cot b + cot
   // c = |a|^2 / (2 A) in every triangle), so the mean diagonal is trace(L) / n
-  exec::parallel_for(n_, GatherEntries{laplacian_.values.span(), diagonal_.span(), scratch_.span()});
+  exec::parallel_for(n_, GatherEntries{laplacian_.values.span(), diagonal_, scratch_.span()});
   const double mean_diagonal = exec::sum(Span<const double>(scratch_.data(), n_)) / static_cast<double>(n_);
   shift_ = settings_.eigen_shift * mean_diagonal;
-  exec::parallel_for(pattern_.columns.size(), DiracEntries{surface_view(x_, y_, z_, faces_), pattern,
-                                                           rho_.span(), shift_, dirac_quaternions_.span()});
+  exec::parallel_for(pattern_->columns.size(), DiracEntries{surface_view(x_, y_, z_, faces_), pattern,
+                                                            rho_.span(), shift_, dirac_quaternions_.span()});
   if (settings_.similarity_solver == LinearSolver::direct)
-    exec::parallel_for(
-        pattern_.columns.size(),
-        QuaternionBlocks{offsets_.span(), rows_.span(), dirac_quaternions_.span(), dirac_.values.span()});
+    exec::parallel_for(pattern_->columns.size(),
+                       QuaternionBlocks{offsets_, rows_, dirac_quaternions_.span(), dirac_.values.span()});
 }
 
 std::vector<double> ConformalWillmoreFlow::dirac_product(const std::vector<double>& x) {
@@ -543,15 +500,14 @@ void ConformalWillmoreFlow::solve_dirac(Span<const double> b, Span<double> x, do
     return;
   }
   // E - sigma in place (the diagonal blocks' real parts), solved, and E restored
-  if (sigma != 0.0)
-    exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), -sigma});
+  if (sigma != 0.0) exec::parallel_for(n_, ShiftDiagonal{diagonal_, dirac_quaternions_.span(), -sigma});
   // warm start: b scaled by the inverse of its Rayleigh quotient, the eigenvalue it nearly belongs to
   exec::parallel_for(4 * n_, Scale{1.0 / (quotient - sigma), b, x});
   const linalg::CgSettings cg{tolerance, kCgMaxIterations, dirac_norm_};
   const linalg::CgResult r = settings_.preconditioner == Preconditioner::multigrid
                                  ? dirac_cg_.solve(dirac_quaternions(), b, x, cg, &dirac_multigrid_)
                                  : dirac_cg_.solve(dirac_quaternions(), b, x, cg);
-  if (sigma != 0.0) exec::parallel_for(n_, ShiftDiagonal{diagonal_.span(), dirac_quaternions_.span(), sigma});
+  if (sigma != 0.0) exec::parallel_for(n_, ShiftDiagonal{diagonal_, dirac_quaternions_.span(), sigma});
   report_.similarity_iterations += require_converged(r, "the Dirac operator");
 }
 
@@ -637,8 +593,8 @@ void ConformalWillmoreFlow::similarity_transform() {
 }
 
 void ConformalWillmoreFlow::transformed_edges() {
-  exec::parallel_for(n_, TransformedEdgeDivergence{surface_view(x_, y_, z_, faces_), corner_offsets_.span(),
-                                                   vertex_corners_.span(), lambda_.span(), omega_.span()});
+  exec::parallel_for(n_, TransformedEdgeDivergence{surface_view(x_, y_, z_, faces_), corner_offsets_,
+                                                   vertex_corners_, lambda_.span(), omega_.span()});
 }
 
 void ConformalWillmoreFlow::spin_positions() {
@@ -647,10 +603,11 @@ void ConformalWillmoreFlow::spin_positions() {
   if (settings_.positions_solver == LinearSolver::direct) {
     // pin vertex 0: (L + e0 e0^T) x = omega has the solution of L x = omega with x_0 = 0
     exec::parallel_for(
-        1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_.diagonal[0]), 1.0});
+        1, AddToEntry{laplacian_.values.span(), static_cast<std::size_t>(pattern_->diagonal[0]), 1.0});
     laplacian_factor_.factorize(laplacian_);
     for (std::size_t c = 0; c < 3; ++c)
       laplacian_factor_.solve(Span<const double>(omega_.data() + c * n_, n_), coordinate[c]->span());
+    positions_moved();
     return;
   }
   // L x = omega for the three coordinates at once, from the current positions. L is singular (constants);
@@ -674,6 +631,7 @@ void ConformalWillmoreFlow::spin_positions() {
   report_.positions_iterations = require_converged(r, "the Laplacian");
   for (std::size_t c = 0; c < 3; ++c)
     exec::copy(Span<const double>(work_.data() + c * n_, n_), coordinate[c]->span(), n_);
+  positions_moved();
 }
 
 void ConformalWillmoreFlow::normalize_positions() {
@@ -687,6 +645,7 @@ void ConformalWillmoreFlow::normalize_positions() {
   const double scale = settings_.preserve_area ? std::sqrt(before_.area / area) : 1.0;
   for (std::size_t c = 0; c < 3; ++c)
     exec::parallel_for(n_, Similarity{scale, centroid[c], centroid_before_[c], coordinate[c]->span()});
+  positions_moved();
 }
 
 void ConformalWillmoreFlow::step(double tau) {
@@ -750,6 +709,7 @@ void ConformalWillmoreFlow::set_positions(const std::vector<double>& xyz) {
     for (std::size_t v = 0; v < n_; ++v) c[v] = xyz[3 * v + k];
     coordinate[k]->assign(c);
   }
+  positions_moved();
 }
 
 std::size_t ConformalWillmoreFlow::preconditioner_state_size() const {

@@ -26,6 +26,7 @@
 /// unpinned Laplacian (its right-hand side has zero sum, so it lies in L's range). Double precision.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,8 @@
 #include "engine/linalg/conjugate_gradient.hpp"
 #include "engine/linalg/sparse_cholesky.hpp"
 #include "engine/linalg/sparse_matrix.hpp"
+#include "engine/mesh/device_mesh.hpp"
+#include "engine/mesh/operator_pattern.hpp"
 #include "engine/mesh/triangle_mesh.hpp"
 #include "modules/curvature_flow/conformal_willmore_kernels.hpp"
 
@@ -80,22 +83,11 @@ struct ConformalWillmoreSettings {
   bool preserve_area = true;    ///< scale each new surface back to the area before the step
 };
 
-/// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator (vertex-vertex
-/// adjacency plus the diagonal, columns ascending), with the entry sources each assembly thread gathers
-/// from: the transposed form of the seed's precomputed entry indices (the seed scatters per face with
-/// atomics into precomputed entry positions; gathering per entry from precomputed face corners needs no
-/// atomics and gives the same result whatever the thread order).
-struct OperatorPattern {
-  std::vector<std::int32_t> offsets;         ///< vertices + 1
-  std::vector<std::int32_t> columns, rows;   ///< per entry
-  std::vector<std::int32_t> diagonal;        ///< entry index of (v, v), per vertex
-  std::vector<std::int32_t> sources;         ///< 2 per entry: 9 f + 3 ci + cj, or -1
-  std::vector<std::int32_t> corner_offsets;  ///< vertices + 1
-  std::vector<std::int32_t> vertex_corners;  ///< 3 f + c for every corner of vertex v, faces ascending
-};
-
-/// Builds the pattern of a valid mesh (mesh::build_topology accepts it).
-OperatorPattern operator_pattern(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology);
+/// The sparsity pattern shared by the cotangent Laplacian and the Dirac operator, with the face corners
+/// each entry's assembly thread gathers from (engine/mesh/operator_pattern.hpp; the flow takes it from its
+/// mesh::DeviceMesh).
+using mesh::operator_pattern;
+using mesh::OperatorPattern;
 
 /// Scalar measures of the current surface.
 struct SurfaceMeasures {
@@ -118,6 +110,13 @@ class ConformalWillmoreFlow {
  public:
   /// The flow is meant for closed surfaces (the constraints of step 3 are theirs); on a mesh with boundary
   /// (the Stanford bunny's holes) the boundary is free: natural boundary conditions of the operators.
+  /// The flow takes from `mesh` (a valid mesh, mesh::validate) its operator pattern and faces on the device
+  /// (mesh::DeviceMesh::require_device_operator_pattern, require_device_topology) and moves the mesh's
+  /// device positions (require_device_positions), calling positions_changed() whenever it does, so other
+  /// users of the mesh see the new surface.
+  /// @throws std::invalid_argument for bad settings.
+  ConformalWillmoreFlow(std::shared_ptr<mesh::DeviceMesh> mesh, const ConformalWillmoreSettings& settings);
+  /// The same on a mesh::DeviceMesh of its own over a copy of `mesh`.
   /// @throws InputError for an invalid mesh; std::invalid_argument for bad settings.
   ConformalWillmoreFlow(const mesh::TriangleMesh& mesh, const ConformalWillmoreSettings& settings);
 
@@ -149,15 +148,16 @@ class ConformalWillmoreFlow {
   SurfaceMeasures measures();
 
   std::size_t vertex_count() const { return n_; }
-  const mesh::TriangleMesh& mesh() const { return mesh_; }
-  const OperatorPattern& pattern() const { return pattern_; }
+  /// The faces (3 vertex indices per face).
+  const std::vector<std::int32_t>& faces() const { return mesh_->faces(); }
+  /// The mesh the flow moves (its positions on the device are the flow's).
+  mesh::DeviceMesh& device_mesh() const { return *mesh_; }
+  const OperatorPattern& pattern() const { return *pattern_; }
   const linalg::CsrMatrix& laplacian() const { return laplacian_; }
   /// E in real 4n x 4n form; assemble_dirac() fills it only for the direct similarity solver.
   const linalg::CsrMatrix& dirac() const { return dirac_; }
   /// E as a quaternion matrix on pattern() (4 values per entry), from the last assemble_dirac().
-  QuaternionMatrix dirac_quaternions() const {
-    return {offsets_.span(), columns_.span(), dirac_quaternions_.span()};
-  }
+  QuaternionMatrix dirac_quaternions() const { return {offsets_, columns_, dirac_quaternions_.span()}; }
   /// E x for x with 4 n values (w x y z per vertex), by the quaternion matrix (the conjugate-gradient
   /// product); host vectors, for the tests.
   std::vector<double> dirac_product(const std::vector<double>& x);
@@ -206,12 +206,19 @@ class ConformalWillmoreFlow {
   /// Throws NumericalError naming `what` unless r converged; returns its iterations.
   static int require_converged(const linalg::CgResult& r, const char* what);
 
-  mesh::TriangleMesh mesh_;  ///< topology and initial positions (host)
+  /// Checks the settings and the mesh, and makes a DeviceMesh over a copy of it.
+  static std::shared_ptr<mesh::DeviceMesh> checked_mesh(const mesh::TriangleMesh& mesh,
+                                                        const ConformalWillmoreSettings& settings);
+  /// Tells the mesh that the flow moved its positions (drops its cached geometry; no device work).
+  void positions_moved() { mesh_->positions_changed(); }
+
+  std::shared_ptr<mesh::DeviceMesh> mesh_;  ///< faces, pattern, and the positions the flow moves
   ConformalWillmoreSettings settings_;
   std::size_t n_ = 0;
-  OperatorPattern pattern_;
-  DeviceBuffer<double> x_, y_, z_;  ///< positions [length]
-  DeviceBuffer<std::int32_t> faces_, diagonal_, offsets_, columns_, rows_, sources_, corner_offsets_,
+  const OperatorPattern* pattern_ = nullptr;  ///< mesh_'s
+  DeviceBuffer<double>&x_, &y_, &z_;          ///< mesh_'s device positions [length]
+  /// mesh_'s device connectivity and operator pattern (corner_offsets_: the topology's face_offsets)
+  Span<const std::int32_t> faces_, diagonal_, offsets_, columns_, rows_, sources_, corner_offsets_,
       vertex_corners_;
   DeviceBuffer<double> mass_, normal_, h_, rho_, sums_, lambda_, omega_, work_, scratch_, dirac_quaternions_;
   linalg::CsrMatrix laplacian_, dirac_;

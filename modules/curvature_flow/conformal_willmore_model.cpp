@@ -11,6 +11,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/util/random.hpp"
@@ -28,12 +29,13 @@ namespace {
 /// checkpoint stores.
 class ConformalSurface final : public FieldBase {
  public:
-  ConformalSurface(const mesh::TriangleMesh& m, const ConformalWillmoreSettings& s)
+  /// The flow of `m`, whose device positions it moves.
+  ConformalSurface(std::shared_ptr<mesh::DeviceMesh> m, const ConformalWillmoreSettings& s)
       : FieldBase("surface"),
         flow(m, s),
-        host_(3 * m.vertex_count()),
-        lambda_(4 * m.vertex_count()),
-        history_(8 * m.vertex_count()),
+        host_(3 * m->vertex_count()),
+        lambda_(4 * m->vertex_count()),
+        history_(8 * m->vertex_count()),
         preconditioner_(flow.preconditioner_state_size()) {}
   void download() override {
     host_ = flow.positions();
@@ -59,7 +61,7 @@ class ConformalSurface final : public FieldBase {
   }
   bool surface_geometry(std::vector<double>& points, std::vector<std::int32_t>& triangles) const override {
     points = host_;
-    triangles = flow.mesh().faces;
+    triangles = flow.faces();
     return true;
   }
 
@@ -100,7 +102,7 @@ class SurfaceWriter final : public SnapshotWriter {
     char file[64];
     std::snprintf(file, sizeof file, "surface_%09lld.vtu", static_cast<long long>(world.step));
     io::write_vtu_triangles(
-        dir_ / file, points, flow_.mesh().faces,
+        dir_ / file, points, flow_.faces(),
         {io::VtkArray::of("mean_curvature", h), io::VtkArray::of("willmore_density", density)});
     series_.add(world.time, file);
     if (!obj_) return;
@@ -109,7 +111,7 @@ class SurfaceWriter final : public SnapshotWriter {
     out << "# conformal Willmore flow, step " << world.step << "\n";
     for (std::size_t v = 0; v < p.size() / 3; ++v)
       out << "v " << p[3 * v] << ' ' << p[3 * v + 1] << ' ' << p[3 * v + 2] << '\n';
-    const auto& f = flow_.mesh().faces;
+    const auto& f = flow_.faces();
     for (std::size_t t = 0; t < f.size() / 3; ++t)
       out << "f " << f[3 * t] + 1 << ' ' << f[3 * t + 1] + 1 << ' ' << f[3 * t + 2] + 1 << '\n';
     io::write_file_atomic(dir_ / "surface_final.obj", out.str());
@@ -146,7 +148,8 @@ void install_conformal_willmore(Composition& comp) {
   const auto sim_table = root.table("simulation");
   if (sim_table.has("precision") && settings.precision != "double")
     sim_table.fail("precision", "conformal_willmore runs in double precision only");
-  mesh::TriangleMesh m = *comp.find<mesh::TriangleMesh>("mesh");  // a copy: the flow moves its vertices
+  // a copy: the flow moves its own vertices (and caches their quantities in its own DeviceMesh)
+  mesh::TriangleMesh m = comp.find<mesh::DeviceMesh>("mesh")->mesh();
   const auto init = root.table("initial");
   add_normal_noise(m, init.number("noise", 0.0, io::Range::non_negative()), settings.seed);
 
@@ -167,7 +170,10 @@ void install_conformal_willmore(Composition& comp) {
 
   ConformalWillmoreFlow* flow = nullptr;
   try {
-    flow = &comp.world().add_field(std::make_unique<ConformalSurface>(m, s)).flow;
+    // the flow's mesh and its cached quantities (pattern, device connectivity and positions)
+    mesh::validate(m, "conformal Willmore flow");
+    auto surface = std::make_shared<mesh::DeviceMesh>(m, "conformal Willmore flow");
+    flow = &comp.world().add_field(std::make_unique<ConformalSurface>(std::move(surface), s)).flow;
   } catch (const InputError& e) {
     throw InputError(root.table("mesh").where("file") + ": " + e.what());
   }

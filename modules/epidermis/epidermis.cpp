@@ -20,7 +20,7 @@ constexpr const char* kSuprabasalFlag = "suprabasal";
 /// The module "stratification": the summary lines of summarize() (layers, adherent and suprabasal cells),
 /// measured from the membrane mesh when one is shared ("membrane.index").
 void install_stratification(Composition& comp) {
-  const auto membrane = comp.find<TriangleIndex>("membrane.index");
+  const auto membrane = comp.find<const TriangleIndex>("membrane.index");
   comp.add_summary([membrane](World& world) {
     int ovol1 = -1, ovol2 = -1;
     if (const auto* species = world.cells.find(kSpeciesColumn)) {

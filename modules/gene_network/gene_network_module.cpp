@@ -25,7 +25,7 @@ std::string join(const std::vector<std::string>& names) {
 void install_gene_network(Composition& comp) {
   const auto table = comp.root().table("gene_network");
   World& w = comp.world();
-  const auto adhesion = comp.find<TriangleIndex>("membrane.adhesion");
+  const auto adhesion = comp.find<const TriangleIndex>("membrane.adhesion");
   std::vector<std::string> names;
   std::vector<double> initial;
   double neighbour_distance = 0.0;

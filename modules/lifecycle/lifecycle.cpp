@@ -188,7 +188,7 @@ void install_lifecycle(Composition& comp) {
                    (list.empty() ? "none; add [signal.<name>] or [membrane.rd] and their sampling" : list) +
                    ")");
   }
-  life.membrane = comp.find<TriangleIndex>("membrane.index");
+  life.membrane = comp.find<const TriangleIndex>("membrane.index");
   w.flag_bit(kGrowingFlag);
   comp.add_hook("lifecycle.grow_and_divide", life.growth_interval,
                 [life](World& world, const StepContext&) { grow_and_divide(world, life); });

@@ -7,6 +7,7 @@
 #include "engine/core/cell_centres.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/tissue_output.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "modules/sem/sem.hpp"
@@ -20,16 +21,17 @@ namespace {
 /// and index, and a reaction-diffusion field on it).
 constexpr double kMembraneBytesPerVertex = 600.0;
 
-/// [membrane]: the basement membrane as a triangle mesh; shares "membrane.mesh", "membrane.topology",
-/// "membrane.index" (closest points within `reach`) and, when adhesion = "mesh", "membrane.adhesion" (the
-/// same index: the SEM's V_adh, the adhesion input and divisions measure from the mesh instead of z = 0).
+/// [membrane]: the basement membrane as a triangle mesh; shares "membrane" (its DeviceMesh, whose derived
+/// quantities every module on it requires from one cache), "membrane.mesh" (the host mesh), "membrane.index"
+/// (closest points within `reach`) and, when adhesion = "mesh", "membrane.adhesion" (the same index: the
+/// adhesion input measures from the mesh instead of z = 0, and the SEM's V_adh uses the mesh).
 void create_membrane(Composition& comp) {
   const auto table = comp.root().table("membrane");
   auto membrane = std::make_shared<mesh::TriangleMesh>(
       mesh::read_scenario_mesh(table, comp.settings().scenario_path, kMembraneBytesPerVertex));
-  auto topology = std::make_shared<mesh::MeshTopology>();
+  std::shared_ptr<mesh::DeviceMesh> device_mesh;
   try {
-    *topology = mesh::build_topology(*membrane, "membrane");
+    device_mesh = std::make_shared<mesh::DeviceMesh>(membrane, "membrane");
   } catch (const InputError& e) {
     table.fail("", e.what());
   }
@@ -42,12 +44,12 @@ void create_membrane(Composition& comp) {
       if (membrane->z[v] != 0.0)
         table.fail("adhesion", "adhesion = \"plane\" needs a membrane mesh in the plane z = 0 (vertex " +
                                    std::to_string(v) + " has z = " + std::to_string(membrane->z[v]) + ")");
-  auto index = std::make_shared<TriangleIndex>();
-  index->build(*membrane, static_cast<float>(reach));
+  std::shared_ptr<const TriangleIndex> index =
+      device_mesh->require_closest_point_index(static_cast<float>(reach));
   comp.add_description("membrane mesh of " + std::to_string(membrane->vertex_count()) + " vertices, " +
                        std::to_string(membrane->face_count()) + " faces");
+  comp.share("membrane", device_mesh);
   comp.share("membrane.mesh", membrane);
-  comp.share("membrane.topology", topology);
   comp.share("membrane.index", index);
   if (adhesion) comp.share("membrane.adhesion", index);
 }
@@ -138,7 +140,7 @@ void create_tissue(Composition& comp) {
 /// [sem]: element mechanics on the tissue; V_adh from the membrane mesh when one is shared for adhesion.
 void install_sem(Composition& comp) {
   auto params = read_sem_params(comp.root().table("sem"));
-  if (auto adhesion = comp.find<TriangleIndex>("membrane.adhesion"))
+  if (comp.find<const TriangleIndex>("membrane.adhesion"))
     params.substrate = comp.find<mesh::TriangleMesh>("membrane.mesh");
   const World& w = comp.world();
   const double reach = params.effective_bin_size();

@@ -66,50 +66,14 @@ std::vector<To> convert(const std::vector<From>& v) {
   return std::vector<To>(v.begin(), v.end());
 }
 
-/// The zero-flux projection of every boundary vertex (apply_boundary_projection): 6 values per vertex,
-/// a = (e1 . e2) / 2 e1 and b = e2 for the unit directions of its two boundary edges; zeros elsewhere.
-std::vector<double> boundary_projections(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology) {
-  const std::size_t n = m.vertex_count();
-  std::vector<double> projection(6 * n, 0.0);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (!topology.boundary_vertex[v]) continue;
-    std::vector<std::array<double, 3>> dirs;
-    for (auto k = static_cast<std::size_t>(topology.vertex_offsets[v]);
-         k < static_cast<std::size_t>(topology.vertex_offsets[v + 1]); ++k) {
-      const auto w = topology.vertex_neighbours[k];
-      int faces_on_edge = 0;  // an edge is on the boundary when one face holds both ends
-      for (auto j = static_cast<std::size_t>(topology.face_offsets[v]);
-           j < static_cast<std::size_t>(topology.face_offsets[v + 1]); ++j) {
-        const auto t = static_cast<std::size_t>(topology.vertex_faces[j]);
-        if (m.corner(t, 0) == w || m.corner(t, 1) == w || m.corner(t, 2) == w) ++faces_on_edge;
-      }
-      if (faces_on_edge != 1) continue;
-      const auto wi = static_cast<std::size_t>(w);
-      std::array<double, 3> e{m.x[wi] - m.x[v], m.y[wi] - m.y[v], m.z[wi] - m.z[v]};
-      const double len = std::sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2]);
-      for (auto& c : e) c /= len;
-      dirs.push_back(e);
-    }
-    if (dirs.size() != 2) continue;  // a vertex where several boundary loops touch: left unprojected
-    const double cosine = dirs[0][0] * dirs[1][0] + dirs[0][1] * dirs[1][1] + dirs[0][2] * dirs[1][2];
-    for (std::size_t c = 0; c < 3; ++c) {
-      projection[6 * v + c] = 0.5 * cosine * dirs[0][c];
-      projection[6 * v + 3 + c] = dirs[1][c];
-    }
-  }
-  return projection;
-}
-
 /// The assembled one-ring stencils (StencilWeights, in double) of every vertex in one-ring order: slot k
 /// of vertex v (neighbour ring.ring[ring.offsets[v] + k]) at index ring.offsets[v] + k.
-std::vector<std::array<double, 4>> assemble_stencils(const mesh::TriangleMesh& m,
-                                                     const mesh::MeshTopology& topology,
-                                                     const mesh::CotangentLaplacian& L,
-                                                     const mesh::FaceGradients& g, const mesh::OneRing& ring,
+std::vector<std::array<double, 4>> assemble_stencils(std::size_t n, const mesh::CotangentLaplacian& L,
+                                                     const mesh::VertexGradientOperator& G,
+                                                     const mesh::OneRing& ring,
                                                      const std::vector<double>& projection) {
-  const auto G = mesh::vertex_gradient_operator(m, topology, g);
   std::vector<std::array<double, 4>> stencil(ring.ring.size());
-  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+  for (std::size_t v = 0; v < n; ++v) {
     const double* a = projection.data() + 6 * v;
     const double* b = a + 3;
     const bool project = b[0] != 0.0 || b[1] != 0.0 || b[2] != 0.0;
@@ -131,9 +95,19 @@ std::vector<std::array<double, 4>> assemble_stencils(const mesh::TriangleMesh& m
 
 template <class Real>
 MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology,
-                                   const PatchSettings& patches) {
-  const auto L = mesh::cotangent_laplacian(m, topology);
-  const auto g = mesh::face_gradients(m);
+                                   const PatchSettings& patches)
+    : MeshOperators(
+          std::make_shared<mesh::DeviceMesh>(std::make_shared<const mesh::TriangleMesh>(m), topology),
+          patches) {}
+
+template <class Real>
+MeshOperators<Real>::MeshOperators(std::shared_ptr<mesh::DeviceMesh> device_mesh,
+                                   const PatchSettings& patches)
+    : mesh_(std::move(device_mesh)) {
+  const mesh::TriangleMesh& m = mesh_->mesh();
+  const mesh::MeshTopology& topology = mesh_->topology();
+  const auto& L = mesh_->require_cotangent_laplacian();
+  const auto& g = mesh_->require_face_gradients();
   const std::size_t n = m.vertex_count(), nf = m.face_count();
   std::vector<double> inv_area(n), gj(3 * nf), gk(3 * nf), face_weight(topology.vertex_faces.size());
   for (std::size_t i = 0; i < n; ++i) inv_area[i] = 1.0 / L.area[i];
@@ -156,10 +130,10 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
     }
     for (std::size_t k = first; k < last; ++k) face_weight[k] /= total;
   }
-  const std::vector<double> projection = boundary_projections(m, topology);
+  const std::vector<double>& projection = mesh_->require_boundary_projections();
   boundary_projection_.assign(convert<Real>(projection));
   // the one-ring in padded column-major order: slot k of vertex v at k * pitch + v, pitch a multiple of 32
-  const auto ring = mesh::one_ring(m, topology);
+  const auto& ring = mesh_->require_one_ring();
   pitch_ = (n + 31) / 32 * 32;
   int width = 0;
   for (std::size_t v = 0; v < n; ++v) width = std::max(width, ring.offsets[v + 1] - ring.offsets[v]);
@@ -174,7 +148,7 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
   ring_.assign(ell);
   ring_degree_.assign(degree);
   // the assembled stencils (`stencil` path), in the ring's layout
-  const auto stencil = assemble_stencils(m, topology, L, g, ring, projection);
+  const auto stencil = assemble_stencils(n, L, mesh_->require_vertex_gradient_operator(), ring, projection);
   const auto to_weights = [](const std::array<double, 4>& w) {
     return StencilWeights<Real>{static_cast<Real>(w[0]), static_cast<Real>(w[1]), static_cast<Real>(w[2]),
                                 static_cast<Real>(w[3])};
@@ -187,12 +161,14 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
             to_weights(stencil[static_cast<std::size_t>(ring.offsets[v] + k)]);
     stencil_.assign(ell_stencil);
   }
-  if (patches.levels > 0) build_patches(m, topology, ring, stencil, patches);
-  offsets_.assign(L.offsets);
-  neighbours_.assign(L.neighbours);
-  faces_.assign(m.faces);
-  face_offsets_.assign(topology.face_offsets);
-  vertex_faces_.assign(topology.vertex_faces);
+  if (patches.levels > 0) build_patches(ring, stencil, patches);
+  // the connectivity is the mesh's, shared (L's CSR is the topology's vertex-vertex CSR)
+  const mesh::DeviceTopology& device = mesh_->require_device_topology();
+  offsets_ = device.vertex_offsets.span();
+  neighbours_ = device.vertex_neighbours.span();
+  faces_ = device.faces.span();
+  face_offsets_ = device.face_offsets.span();
+  vertex_faces_ = device.vertex_faces.span();
   weights_.assign(convert<Real>(L.weights));
   inv_area_.assign(convert<Real>(inv_area));
   gj_.assign(convert<Real>(gj));
@@ -201,15 +177,11 @@ MeshOperators<Real>::MeshOperators(const mesh::TriangleMesh& m, const mesh::Mesh
 }
 
 template <class Real>
-void MeshOperators<Real>::build_patches(const mesh::TriangleMesh& m, const mesh::MeshTopology& topology,
-                                        const mesh::OneRing& ring,
+void MeshOperators<Real>::build_patches(const mesh::OneRing& ring,
                                         const std::vector<std::array<double, 4>>& stencil,
                                         const PatchSettings& settings) {
-  const std::size_t n = m.vertex_count();
-  const std::size_t parts =
-      std::max<std::size_t>(1, (n + settings.vertices / 2) / std::max<std::size_t>(1, settings.vertices));
-  const auto patches =
-      mesh::mesh_patches(topology, mesh::partition_vertices(topology, parts), settings.levels);
+  const std::size_t n = mesh_->vertex_count();
+  const mesh::MeshPatches& patches = mesh_->require_patches(settings.vertices, settings.levels);
   const int levels = settings.levels;
   std::vector<std::int64_t> slot_offsets(patches.patches());
   std::vector<std::uint8_t> degree(patches.vertices.size(), 0);
@@ -286,15 +258,15 @@ PatchView<Real> MeshOperators<Real>::patch_view() const {
 template <class Real>
 MeshView<Real> MeshOperators<Real>::view() const {
   MeshView<Real> v;
-  v.offsets = offsets_.span();
-  v.neighbours = neighbours_.span();
+  v.offsets = offsets_;
+  v.neighbours = neighbours_;
   v.weights = weights_.span();
   v.inv_area = inv_area_.span();
-  v.faces = faces_.span();
+  v.faces = faces_;
   v.gj = gj_.span();
   v.gk = gk_.span();
-  v.face_offsets = face_offsets_.span();
-  v.vertex_faces = vertex_faces_.span();
+  v.face_offsets = face_offsets_;
+  v.vertex_faces = vertex_faces_;
   v.face_weight = face_weight_.span();
   v.boundary_projection = boundary_projection_.span();
   v.ring = ring_.span();

@@ -12,6 +12,7 @@
 
 #include "engine/exec/device_buffer.hpp"
 #include "engine/integrate/runge_kutta.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/surface_field.hpp"
 #include "engine/reactions/reactions.hpp"
@@ -93,12 +94,19 @@ void with_model(const SurfaceRdParams& p, F&& f) {
 }
 
 /// The mesh operators (mesh_operators.hpp) in precision Real on the active backend, in the layouts of the
-/// `baseline` and `stencil` paths; with patch settings also the METIS patches of the `patches` path.
+/// `baseline` and `stencil` paths; with patch settings also the METIS patches of the `patches` path. The
+/// double-precision quantities (cotangent weights and areas, face gradients and angles, vertex-gradient
+/// stencils, boundary projections, one-rings, patches) and the device connectivity (faces, vertex-vertex
+/// and vertex-face CSR) are taken from a mesh::DeviceMesh, built there once and shared with every other
+/// module on that mesh; only the Real-precision weights in this path's layouts are built here.
 template <class Real>
 class MeshOperators {
  public:
+  /// Operators on `mesh` (kept alive by this object: its device connectivity is read by the kernels).
   /// @throws InputError when the mesh has a vertex whose faces do not form one fan (mesh::one_ring), or
   /// (patches) a vertex of more than 255 neighbours or a patch of more than 65 536 local vertices.
+  explicit MeshOperators(std::shared_ptr<mesh::DeviceMesh> mesh, const PatchSettings& patches = {});
+  /// The same on a private mesh::DeviceMesh over a copy of `mesh` with its `topology` (nothing shared).
   MeshOperators(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology,
                 const PatchSettings& patches = {});
   MeshView<Real> view() const;
@@ -118,11 +126,11 @@ class MeshOperators {
   double spectral_radius_bound() const { return spectral_radius_; }
 
  private:
-  void build_patches(const mesh::TriangleMesh& mesh, const mesh::MeshTopology& topology,
-                     const mesh::OneRing& ring, const std::vector<std::array<double, 4>>& stencil,
+  void build_patches(const mesh::OneRing& ring, const std::vector<std::array<double, 4>>& stencil,
                      const PatchSettings& settings);
 
-  DeviceBuffer<std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;
+  std::shared_ptr<mesh::DeviceMesh> mesh_;
+  Span<const std::int32_t> offsets_, neighbours_, faces_, face_offsets_, vertex_faces_;  ///< mesh_'s
   DeviceBuffer<Real> weights_, inv_area_, gj_, gk_, face_weight_, boundary_projection_;
   DeviceBuffer<std::int32_t> ring_, ring_degree_;
   DeviceBuffer<StencilWeights<Real>> stencil_;

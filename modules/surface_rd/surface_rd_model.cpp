@@ -9,6 +9,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/vtk.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
@@ -120,16 +121,17 @@ std::vector<std::string> species_names(const SurfaceRdParams& params) {
 namespace {
 
 template <class Real>
-void install_typed(Composition& comp, std::shared_ptr<const mesh::TriangleMesh> m,
-                   const mesh::MeshTopology& topology, const SurfaceRdParams& params,
-                   const InitialState& init, double dt, double converge) {
+void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
+                   const SurfaceRdParams& params, const InitialState& init, double dt, double converge) {
   const ModelSettings& settings = comp.settings();
   World& w = comp.world();
-  auto& field = w.add_field(std::make_unique<SurfaceField<Real>>("surface", m, species_names(params)));
+  auto& field = w.add_field(
+      std::make_unique<SurfaceField<Real>>("surface", surface->shared_mesh(), species_names(params)));
   apply_initial_state(field, init, settings.seed);
   PatchSettings patches;
   if (params.path == KernelPath::patches) patches = {params.steps_per_launch, params.patch_vertices};
-  auto ops = std::make_shared<const MeshOperators<Real>>(*m, topology, patches);
+  // the operators' double-precision quantities and connectivity come from the shared mesh
+  auto ops = std::make_shared<const MeshOperators<Real>>(std::move(surface), patches);
   auto system = std::make_unique<SurfaceRdSystem<Real>>(params, field, ops);
   SurfaceRdSystem<Real>* rd = system.get();
   comp.add_system(std::move(system), params.steps_per_launch);
@@ -200,23 +202,28 @@ template void apply_initial_state<double>(SurfaceField<double>&, const InitialSt
 
 namespace {
 
-/// [mesh]: a triangle mesh (file or generated), shared as "mesh" with the modules acting on it.
+/// [mesh]: a triangle mesh (file or generated), shared as "mesh" (a DeviceMesh: its derived quantities are
+/// built once, on the first module's require, for every module on it).
 void create_mesh(Composition& comp) {
-  comp.share("mesh", std::make_shared<mesh::TriangleMesh>(mesh::read_scenario_mesh(
-                         comp.root().table("mesh"), comp.settings().scenario_path, kBytesPerVertex)));
+  const auto table = comp.root().table("mesh");
+  auto m = std::make_shared<mesh::TriangleMesh>(
+      mesh::read_scenario_mesh(table, comp.settings().scenario_path, kBytesPerVertex));
+  std::shared_ptr<mesh::DeviceMesh> surface;
+  try {
+    surface = std::make_shared<mesh::DeviceMesh>(m, "mesh");
+  } catch (const InputError& e) {
+    table.fail("", e.what());
+  }
+  comp.share("mesh", surface);
 }
 
 /// [surface_rd], [chemotaxis] or [reaction], [initial]: reaction-diffusion of two species on the shared mesh.
 void install_surface_rd(Composition& comp) {
   const auto root = comp.root();
   const ModelSettings& settings = comp.settings();
-  std::shared_ptr<const mesh::TriangleMesh> m = comp.find<mesh::TriangleMesh>("mesh");
-  mesh::MeshTopology topology;
-  try {
-    topology = mesh::build_topology(*m, "mesh");
-  } catch (const InputError& e) {
-    root.table("mesh").fail("", e.what());
-  }
+  const std::shared_ptr<mesh::DeviceMesh> surface = comp.find<mesh::DeviceMesh>("mesh");
+  const std::shared_ptr<const mesh::TriangleMesh> m = surface->shared_mesh();
+  const mesh::MeshTopology& topology = surface->topology();
 
   const auto rd = root.table("surface_rd");
   InitialState init;
@@ -235,7 +242,7 @@ void install_surface_rd(Composition& comp) {
   // explicit stability of the diffusion part, from a Gershgorin bound on the Laplacian's spectrum (host
   // only: nothing is allocated on the device before the input is accepted)
   const double limit = (p.integrator == Integrator::rk4 ? 2.785 : 2.0) /
-                       (p.max_diffusion() * mesh::cotangent_laplacian(*m, topology).spectral_radius_bound());
+                       (p.max_diffusion() * surface->require_cotangent_laplacian().spectral_radius_bound());
   if (dt > limit) {
     std::ostringstream msg;
     msg << "time step " << dt << (settings.dt_given ? "" : " (surface_rd.dt_factor * mean edge^2)")
@@ -252,9 +259,9 @@ void install_surface_rd(Composition& comp) {
         "", "the mesh needs about " + std::to_string(need / 1e9) + " GB, more than available");
 
   if (settings.precision == "double")
-    install_typed<double>(comp, m, topology, p, init, dt, converge);
+    install_typed<double>(comp, surface, p, init, dt, converge);
   else
-    install_typed<float>(comp, m, topology, p, init, dt, converge);
+    install_typed<float>(comp, surface, p, init, dt, converge);
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
@@ -271,8 +278,8 @@ void install_surface_rd(Composition& comp) {
 /// "membrane" shared as "membrane.field" (cells sample it: module membrane_sampling); [output] membrane.
 void install_membrane_rd(Composition& comp) {
   const auto table = comp.root().table("membrane");
-  const auto membrane = comp.find<mesh::TriangleMesh>("membrane.mesh");
-  const auto topology = comp.find<mesh::MeshTopology>("membrane.topology");
+  const auto membrane_mesh = comp.find<mesh::DeviceMesh>("membrane");
+  const auto membrane = membrane_mesh->shared_mesh();
   if (!table.has("rd")) table.fail("", "the module membrane_rd needs its parameters in [membrane.rd]");
   const auto rd = table.table("rd");
   InitialState initial;
@@ -283,7 +290,7 @@ void install_membrane_rd(Composition& comp) {
       &w.add_field(std::make_unique<SurfaceField<float>>("membrane", membrane, species_names(params))),
       [](SurfaceField<float>*) {});  // owned by the World
   apply_initial_state(*field, initial, comp.settings().seed);
-  auto ops = std::make_shared<const MeshOperators<float>>(*membrane, *topology);
+  auto ops = std::make_shared<const MeshOperators<float>>(membrane_mesh);  // the membrane's cached quantities
   comp.add_system(std::make_unique<SurfaceRdSystem<float>>(params, *field, ops));
   if (comp.root().table("output").boolean("membrane", true))
     comp.add_writer([field](const fs::path& dir) { return make_surface_writer(dir, *field); });

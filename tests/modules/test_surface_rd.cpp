@@ -9,9 +9,12 @@
 #include <vector>
 
 #include "engine/exec/error.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/surface_field.hpp"
 #include "modules/builtin_modules.hpp"
+#include "modules/curvature_flow/conformal_willmore.hpp"
+#include "modules/surface_rd/surface_rd.hpp"
 
 using namespace tissue;
 
@@ -365,4 +368,30 @@ TEST_CASE("the kernel paths moved to the benchmark are refused with where they w
                     Catch::Contains("test.toml:4:10: surface_rd.kernel: expected one of \"baseline\", "
                                     "\"stencil\", \"patches\", got \"fast\""));
   CHECK_THROWS_AS(build("[simulation]\nmodel = \"surface_rd\"\n[surface_rd]\nkernel = 3\n"), InputError);
+}
+
+TEST_CASE("surface RD operators and the conformal flow on one DeviceMesh share its builds",
+          "[surface_rd][device_mesh]") {
+  auto dm = std::make_shared<mesh::DeviceMesh>(mesh::icosphere(2, 1.0), "sphere");
+  const surface_rd::MeshOperators<float> a(dm);
+  const std::size_t built = dm->build_count();
+  const surface_rd::MeshOperators<double> b(dm);  // another precision: its own weights, the mesh's rest
+  CHECK(dm->build_count() == built);
+  CHECK(a.view().offsets.data() == b.view().offsets.data());  // one device copy of the connectivity
+  CHECK(a.view().faces.data() == dm->require_device_topology().faces.data());
+  // the flow adds its pattern, that pattern's device copy and the device positions, and reuses the rest
+  curvature_flow::ConformalWillmoreFlow flow(dm, curvature_flow::ConformalWillmoreSettings{});
+  CHECK(dm->build_count() == built + 3);
+  // moving the vertices drops the cached geometry; the next require sees the new surface
+  flow.step(0.05);
+  const std::vector<double> p = flow.positions();
+  mesh::TriangleMesh moved = mesh::icosphere(2, 1.0);
+  for (std::size_t v = 0; v < moved.vertex_count(); ++v) {
+    moved.x[v] = p[3 * v];
+    moved.y[v] = p[3 * v + 1];
+    moved.z[v] = p[3 * v + 2];
+  }
+  CHECK(dm->require_cotangent_laplacian().weights ==
+        mesh::cotangent_laplacian(moved, mesh::build_topology(moved)).weights);
+  CHECK(dm->build_count() == built + 4);
 }
