@@ -86,6 +86,8 @@ class AccessList {
   /// True when `column` is declared with `mode`.
   bool has(AccessMode mode, const ColumnRef& column) const;
   const std::vector<Access>& entries() const { return entries_; }
+  /// True when nothing is declared.
+  bool empty() const { return entries_.empty(); }
 
  private:
   void append(AccessMode mode, const std::string& table, const std::string& column);

@@ -26,8 +26,8 @@ void Composition::add_system(std::unique_ptr<System> system, int every, int subs
   sim_->schedule.add(std::move(system), every, substeps);
 }
 
-void Composition::add_hook(std::string name, int every, Hook hook) {
-  sim_->schedule.add_hook(std::move(name), every, std::move(hook));
+void Composition::add_hook(std::string name, int every, Hook hook, AccessList access) {
+  sim_->schedule.add_hook(std::move(name), every, std::move(hook), std::move(access));
 }
 
 void Composition::add_writer(WriterFactory factory) {

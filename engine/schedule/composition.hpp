@@ -68,8 +68,8 @@ class Composition {
 
   /// Appends a system to the step (Schedule::add; cadence from [schedule] afterwards).
   void add_system(std::unique_ptr<System> system, int every = 1, int substeps = 1);
-  /// Appends a CPU hook (Schedule::add_hook).
-  void add_hook(std::string name, int every, Hook hook);
+  /// Appends a CPU hook (Schedule::add_hook) with what it reads and writes (printed by `tissue check`).
+  void add_hook(std::string name, int every, Hook hook, AccessList access = {});
   /// Adds a writer; a snapshot runs the writers in the order added.
   void add_writer(WriterFactory factory);
   /// Adds lines to the run's summary, in the order added (host mirrors are current when it is called).

@@ -176,7 +176,11 @@ std::unique_ptr<Simulation> ModuleRegistry::build_simulation(const io::Scenario&
   sim->model = model;
   if (!composition.has_derived_dt()) sim->dt = settings.dt;
   apply_schedule_table(root.table("schedule"), sim->schedule);
-  sim->schedule.check_access();  // the order against the systems' declared reads and writes
+  try {
+    sim->schedule.check_access();  // the order against the systems' declared reads and writes
+  } catch (const InputError& e) {
+    sim_table.fail(sim_table.has("modules") ? "modules" : "model", e.what());
+  }
   sim->schedule.check_step_lengths(sim->dt);
   sim->steps = settings.steps;
   sim->output_every = settings.output_every;

@@ -75,9 +75,9 @@ std::vector<std::string> Schedule::system_names() const {
   return out;
 }
 
-void Schedule::add_hook(std::string name, int every, Hook hook) {
+void Schedule::add_hook(std::string name, int every, Hook hook, AccessList access) {
   if (every < 1) throw std::invalid_argument("hook '" + name + "': every must be >= 1");
-  hooks_.push_back({std::move(name), every, std::move(hook)});
+  hooks_.push_back({std::move(name), every, std::move(hook), std::move(access)});
 }
 
 void Schedule::step(World& world, double dt) {
@@ -118,7 +118,12 @@ std::string Schedule::describe() const {
   }
   out << "between steps, on host mirrors (then compact and re-upload):\n";
   if (hooks_.empty()) out << "  (no hooks)\n";
-  for (const auto& h : hooks_) out << "  hook " << h.name << " (every " << h.every << " steps)\n";
+  for (const auto& h : hooks_) {
+    out << "  hook " << h.name << " (every " << h.every << " steps)\n";
+    if (h.access.empty()) continue;
+    out << "    reads:  " << join(h.access.columns(AccessMode::read)) << "\n";
+    out << "    writes: " << join(h.access.columns(AccessMode::write)) << "\n";
+  }
   return out.str();
 }
 

@@ -67,8 +67,10 @@ class Schedule {
   void check_access() const;
   /// Names of the systems, in order.
   std::vector<std::string> system_names() const;
-  /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition.
-  void add_hook(std::string name, int every, Hook hook);
+  /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition. `access`
+  /// lists what the hook reads and writes, for describe() (hooks run between steps on host mirrors, so the
+  /// step-order check does not apply to them).
+  void add_hook(std::string name, int every, Hook hook, AccessList access = {});
 
   /// Takes one time step of length dt: due systems (each sub-cycle sees its own start time), clock, due
   /// hooks (+ World::commit()).
@@ -91,6 +93,7 @@ class Schedule {
     std::string name;
     int every;
     Hook hook;
+    AccessList access;
   };
   std::vector<SystemEntry> systems_;
   std::vector<HookEntry> hooks_;

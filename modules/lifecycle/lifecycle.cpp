@@ -190,8 +190,18 @@ void install_lifecycle(Composition& comp) {
   }
   life.membrane = comp.find<const TriangleIndex>("membrane.index");
   w.flag_bit(kGrowingFlag);
-  comp.add_hook("lifecycle.grow_and_divide", life.growth_interval,
-                [life](World& world, const StepContext&) { grow_and_divide(world, life); });
+  // what the hook reads and writes, for `tissue check`: it appends and moves elements and cells (every
+  // column of both tables follows its rows), from positions, element types, Delta and the gate
+  AccessList access;
+  access.read("elements", "x", "y", "z", kElementTypeColumn).read("cells", "first", "count", "flags");
+  if (life.delta_species >= 0) access.read("cells", kSpeciesColumn);
+  if (!life.gate.empty()) access.read("cells", life.gate);
+  access.write("elements", "x", "y", "z", "cell", kElementTypeColumn)
+      .write("cells", "id", "first", "count", "cx", "cy", "cz", "flags");
+  if (life.delta_species >= 0) access.write("cells", kSpeciesColumn);
+  comp.add_hook(
+      "lifecycle.grow_and_divide", life.growth_interval,
+      [life](World& world, const StepContext&) { grow_and_divide(world, life); }, access);
   if (!life.gate.empty()) {
     const std::string gate = life.gate;
     const double threshold = life.gate_threshold;

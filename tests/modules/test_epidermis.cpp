@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "engine/io/scenario.hpp"
-#include "modules/epidermis/epidermis.hpp"
 #include "modules/builtin_modules.hpp"
+#include "modules/epidermis/epidermis.hpp"
 
 using namespace tissue;
 
@@ -39,4 +39,49 @@ TEST_CASE("the epidermis scenario builds a confluent adherent monolayer", "[epid
   CHECK(s.cells_per_layer == std::vector<std::size_t>{20});
   CHECK(sim->schedule.describe().find("hook lifecycle.grow_and_divide (every 2000 steps)") !=
         std::string::npos);
+}
+
+TEST_CASE("the epidermis preset is the composition scenarios/epidermis.toml spells out",
+          "[epidermis][composition]") {
+  const std::string tables = "steps = 10\n[initial]\ncells_x = 4\ncells_y = 4\n";
+  auto preset =
+      build_simulation(io::Scenario::from_string("[simulation]\nmodel = \"epidermis\"\n" + tables, "a.toml"));
+  auto listed = build_simulation(io::Scenario::from_string(
+      "[simulation]\nentities = [\"tissue\"]\n"
+      "modules = [\"sem\", \"cell_centres\", \"gene_network\", \"lifecycle\", \"stratification\"]\n" +
+          tables,
+      "b.toml"));
+  CHECK(preset->schedule.describe() == listed->schedule.describe());
+  CHECK(preset->schedule.system_names() == std::vector<std::string>{"sem", "cell_centres", "gene_network"});
+  CHECK(preset->model == "epidermis");
+  CHECK(listed->model == "sem+cell_centres+gene_network+lifecycle+stratification");
+  // the composed World: the engine's columns plus what the modules added, and the flags they took
+  World& w = *listed->world;
+  CHECK(w.elements.find("type") != nullptr);  // sem
+  CHECK(w.cells.find("species") != nullptr);  // gene_network
+  CHECK(w.cells.find("species")->component_index("delta") == 1);
+  CHECK(w.flag_names() == std::vector<std::string>{"suprabasal", "growing"});  // gene_network, lifecycle
+  // the hook's declared reads and writes are printed with it
+  const std::string schedule = listed->schedule.describe();
+  CHECK(schedule.find("hook lifecycle.grow_and_divide (every 2000 steps)\n    reads:  elements.x") !=
+        std::string::npos);
+  CHECK(schedule.find("writes: elements.x, elements.y, elements.z, elements.cell, elements.type") !=
+        std::string::npos);
+}
+
+TEST_CASE("a composition without the gene network runs cells that grow without a Delta gate",
+          "[epidermis][composition]") {
+  // no species column: the lifecycle lets every cell grow; the stratification summary still runs
+  auto sim = build_simulation(io::Scenario::from_string(
+      "[simulation]\nentities = [\"tissue\"]\nmodules = [\"sem\", \"cell_centres\", \"lifecycle\", "
+      "\"stratification\"]\n"
+      "steps = 10\n[initial]\ncells_x = 4\ncells_y = 4\n[lifecycle]\ngrowth_interval = 5\n",
+      "no_network.toml"));
+  World& w = *sim->world;
+  CHECK(w.cells.find("species") == nullptr);
+  const std::size_t elements = w.elements.size();
+  sim->advance(10);
+  CHECK(w.elements.size() == elements + 2 * w.cells.size());  // two growth events, one element per cell each
+  w.download();
+  CHECK(sim->summary(w).find("cells 16") != std::string::npos);
 }
