@@ -34,6 +34,7 @@ import numpy as np
 # scenario -> (steps, output every); short enough for the CPU, long enough to pass a division or a
 # surface step where the model has them.
 STEPS = {
+    "chemotaxis_source": (120, 40),
     "epidermis": (120, 40),
     "epidermis_spot": (40, 20),
     "epidermis_tgfb": (120, 40),
