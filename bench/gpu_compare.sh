@@ -77,6 +77,7 @@ fi
 if want hashes; then
   python3 "$repo/tools/scenario_hashes.py" "$new/tools/tissue" --backend cuda \
     --compare "$repo/tests/regression/scenario_hashes_cuda_h200.txt" --work /tmp/hashes_cuda \
+    --out "$OUT/scenario_hashes_cuda.txt" \
     > "$OUT/hashes_cuda.txt" 2>&1
   summary+=("cuda scenario hashes: $(tail -1 "$OUT/hashes_cuda.txt")")
   grep DIFF "$OUT/hashes_cuda.txt" | head -20
