@@ -132,7 +132,7 @@ void create_tissue(Composition& comp) {
   comp.add_check([](World& world) { check_element_positions(world); });
   comp.add_description(
       std::to_string(w.cells.size()) + " cells, " + std::to_string(w.elements.size()) + " elements " +
-      (layout == "monolayer" ? std::string("in a ") + (box.periodic_x ? "periodic " : "open ") +
+      (layout == "monolayer" ? std::string(box.periodic_x ? "in a periodic " : "in an open ") +
                                    std::to_string(box.lx) + " x " + std::to_string(box.ly) + " box"
                              : std::string("on a membrane mesh")));
 }
