@@ -60,7 +60,7 @@ bench() {  # name, arguments...
 }
 if want sem; then
   bench bench_sem --backend cuda --elements 100000 1000000 --steps 200
-  summary+=("bench_sem (ms/step): $(awk '/^==/{tag=$3"#"$4} /^ +[0-9]/{printf "%s %s el %s; ", tag, $1, $4}' "$OUT/bench_sem.txt")")
+  summary+=("bench_sem (ms/step): $(awk '/^==/{tag=$3"#"$4} /^ +[0-9]/{printf "%s %s el %s; ", tag, $1, $4}' "$OUT/bench_bench_sem.txt")")
 fi
 if want grid_rd; then
   bench bench_grid_rd --backend cuda
