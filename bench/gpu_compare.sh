@@ -67,7 +67,7 @@ if want grid_rd; then
   summary+=("bench_grid_rd: see bench_bench_grid_rd.txt")
 fi
 if want surface_rd; then
-  bench bench_surface_rd --backend cuda
+  bench bench_surface_rd --backend cuda --bunny "$repo/scenarios/meshes/stanford-bunny.obj"
   summary+=("bench_surface_rd: see bench_bench_surface_rd.txt")
 fi
 if want conformal; then
