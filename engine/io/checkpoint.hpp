@@ -43,7 +43,7 @@ inline constexpr int kCheckpointFormatVersion = 1;
 struct CheckpointHeader {
   int format_version = kCheckpointFormatVersion;
   std::string engine_version, engine_revision;
-  std::string model;            ///< [simulation].model
+  std::string model;            ///< Simulation::model (the preset, or the modules joined by "+")
   std::string scenario_path;    ///< the scenario file the run started from (for messages)
   std::string scenario_sha256;  ///< sha256_hex(scenario_text)
   std::string scenario_text;    ///< the scenario file's bytes; a restart builds the model from them

@@ -1,7 +1,8 @@
 #pragma once
 /// @file simulation.hpp
 /// A runnable model: the World, its Schedule, the clock settings and what to write, as built from a
-/// scenario by a registered module's builder (engine/schedule/module_registry.hpp).
+/// scenario by the entity sets and modules it composes (engine/schedule/module_registry.hpp,
+/// composition.hpp).
 
 #include <cstdint>
 #include <filesystem>
@@ -42,7 +43,7 @@ struct CheckpointSettings {
 };
 
 /// The [simulation], [output] and [checkpoint] settings every model shares, read by
-/// ModuleRegistry::build_simulation() and handed to the module's builder.
+/// ModuleRegistry::build_simulation() and seen by every entity set and module (Composition::settings()).
 struct ModelSettings {
   double dt = 0.01;                 ///< time step [time]
   std::int64_t steps = 1000;        ///< steps to run
@@ -59,7 +60,7 @@ struct ModelSettings {
 
 class Simulation {
  public:
-  std::string model;  ///< model name, e.g. "epidermis"
+  std::string model;  ///< the preset's name ("epidermis"), or the scenario's modules joined by "+"
   std::unique_ptr<World> world;
   Schedule schedule;
   double dt = 0.01;                  ///< time step [time units]
