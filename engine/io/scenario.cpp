@@ -190,6 +190,10 @@ double ScenarioTable::number(std::string_view key, double fallback, Range range)
   impl_->read.insert(n);
   if (!n->is_number()) fail(key, "expected " + range.describe(false) + ", got " + type_name(*n));
   const double v = *n->value<double>();
+  // TOML allows inf and nan; no key of a scenario means them (a limit that is absent is written by leaving
+  // the key out), and they would only fail later, mid-run or with meaningless results
+  if (!std::isfinite(v))
+    fail(key, "expected a finite number (" + range.describe(false) + "), got " + format_number(v));
   if (!range.contains(v)) fail(key, "expected " + range.describe(false) + ", got " + format_number(v));
   return v;
 }

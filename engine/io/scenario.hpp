@@ -65,7 +65,8 @@ class ScenarioTable {
  public:
   /// True when the key is present (does not count as reading it).
   bool has(std::string_view key) const;
-  /// Number (integers accepted) in `range`, or `fallback` when absent.
+  /// Number (integers accepted) in `range`, or `fallback` when absent. @throws InputError for a value that
+  /// is not a number, not finite (TOML's inf and nan), or outside `range`.
   double number(std::string_view key, double fallback, Range range = Range::any()) const;
   /// Required number. @throws InputError when absent.
   double require_number(std::string_view key, Range range = Range::any()) const;
