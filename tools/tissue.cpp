@@ -15,7 +15,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "engine/exec/error.hpp"
@@ -59,30 +61,40 @@ int main(int argc, char** argv) {
   RunRequest request;
   request.command.assign(argv, argv + argc);
   std::string backend, out;
+  // integers that fit std::int64_t (a longer one would saturate), and strings that are not empty (an empty
+  // one would silently mean the default)
+  const auto non_negative = CLI::Validator(
+      [](std::string& v) {
+        const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+        if (!digits) return "must be a non-negative integer, got '" + v + "'";
+        const std::string max = std::to_string(std::numeric_limits<std::int64_t>::max());
+        const std::string trimmed = v.substr(std::min(v.find_first_not_of('0'), v.size() - 1));
+        if (trimmed.size() > max.size() || (trimmed.size() == max.size() && trimmed > max))
+          return "must be at most " + max + ", got '" + v + "'";
+        return std::string();
+      },
+      "INT>=0");
+  const auto not_empty = CLI::Validator(
+      [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "TEXT");
   auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
   run_cmd->add_option("scenario", request.scenario,
                       "scenario file (TOML); with --restart optional, and then must be the checkpoint's");
-  run_cmd->add_option("--backend", backend,
-                      "cpu or cuda (default: cuda when compiled in and a GPU is present)");
-  const auto non_negative = CLI::Validator(
-      [](std::string& v) {
-        return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                   ? std::string()
-                   : "must be a non-negative integer, got '" + v + "'";
-      },
-      "INT>=0");
+  run_cmd
+      ->add_option("--backend", backend, "cpu or cuda (default: cuda when compiled in and a GPU is present)")
+      ->check(not_empty);
   run_cmd->add_option("--steps", request.steps, "number of steps (overrides simulation.steps)")
       ->check(non_negative);
   run_cmd
       ->add_option("--every", request.every,
                    "output every N steps (overrides output.every; 0: first and last)")
       ->check(non_negative);
-  run_cmd->add_option("--out", out, "output directory (default: runs/<scenario name>)");
+  run_cmd->add_option("--out", out, "output directory (default: runs/<scenario name>)")->check(not_empty);
   run_cmd->add_flag("--overwrite", request.overwrite, "write into an existing non-empty output directory");
-  run_cmd->add_option(
-      "--restart", request.restart,
-      "continue from a checkpoint (.h5 file, or a run directory: its newest checkpoint); output "
-      "goes on in the checkpoint's directory unless --out is given; --steps sets the end step");
+  run_cmd
+      ->add_option("--restart", request.restart,
+                   "continue from a checkpoint (.h5 file, or a run directory: its newest checkpoint); output "
+                   "goes on in the checkpoint's directory unless --out is given; --steps sets the end step")
+      ->check(not_empty);
   run_cmd
       ->add_option("--checkpoint-every", request.checkpoint_every,
                    "checkpoint every N steps (overrides checkpoint.every)")

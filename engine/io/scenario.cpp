@@ -92,9 +92,17 @@ std::string Range::describe(bool integer) const {
 
 Scenario Scenario::from_file(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path + ": scenario file not found");
-  if (std::filesystem::is_directory(path, ec))
-    throw InputError(path + ": is a directory, not a scenario file");
+  const auto status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw InputError(path + ": scenario file not found");
+  if (std::filesystem::is_directory(status)) throw InputError(path + ": is a directory, not a scenario file");
+  // a FIFO would block, a device (/dev/zero) would never end: only regular files, of a bounded size
+  if (!std::filesystem::is_regular_file(status))
+    throw InputError(path + ": not a regular file (a pipe, device or socket); give a scenario file");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw InputError(path + ": cannot read the scenario file's size: " + ec.message());
+  if (size > kMaxScenarioBytes)
+    throw InputError(path + ": " + std::to_string(size) + " bytes, more than a scenario file may have (" +
+                     std::to_string(kMaxScenarioBytes) + ")");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the scenario file for reading");
   std::ostringstream buffer;

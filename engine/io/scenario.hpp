@@ -38,10 +38,16 @@ struct Range {
 
 class ScenarioTable;
 
+/// The largest scenario file read [bytes] (the shipped ones are under 4 KiB; meshes and fields live in their
+/// own files).
+inline constexpr std::uintmax_t kMaxScenarioBytes = 4u << 20;
+
 /// A parsed scenario file plus the record of which keys have been read.
 class Scenario {
  public:
-  /// Parses a file. @throws InputError if it is missing, unreadable or not valid TOML (with position).
+  /// Parses a file. @throws InputError if it is missing, a directory, not a regular file (a FIFO or device,
+  /// which could block or never end), larger than kMaxScenarioBytes, unreadable or not valid TOML (with
+  /// position).
   static Scenario from_file(const std::string& path);
   /// Parses text; `source_name` stands for the file name in messages.
   static Scenario from_string(std::string text, std::string source_name);
