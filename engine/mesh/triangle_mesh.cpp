@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -30,6 +33,48 @@ void add_face(TriangleMesh& m, std::int32_t a, std::int32_t b, std::int32_t c) {
   m.faces.insert(m.faces.end(), {a, b, c});
 }
 
+/// The OBJ records tinyobjloader reads leniently, checked strictly first: a vertex `v x y z [w]` (or with
+/// colours `v x y z r g b`) must have 3, 4 or 6 finite numbers (tinyobjloader reads `v abc`, `v nan` and
+/// `v 1` as 0 or NaN), and a face `f a b c ...` at least 3 corners whose vertex index is a non-zero integer
+/// (it drops `f 1 2` silently). @throws InputError with file:line and what was expected.
+void check_obj_records(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  const std::string source = path.string();
+  std::string line;
+  for (std::size_t number = 1; std::getline(in, line); ++number) {
+    std::istringstream tokens(line);
+    std::string keyword;
+    tokens >> keyword;
+    const auto fail = [&](const std::string& what) {
+      std::string shown = line;
+      while (!shown.empty() && (shown.back() == '\r' || shown.back() == ' ')) shown.pop_back();
+      if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+      throw InputError(source + ":" + std::to_string(number) + ": " + what + ", got '" + shown + "'");
+    };
+    if (keyword == "v") {
+      std::vector<double> values;
+      for (std::string t; tokens >> t;) {
+        char* end = nullptr;
+        const double v = std::strtod(t.c_str(), &end);
+        if (end == t.c_str() || *end != '\0' || !std::isfinite(v))
+          fail("a vertex needs finite numbers (v x y z)");
+        values.push_back(v);
+      }
+      if (values.size() != 3 && values.size() != 4 && values.size() != 6)
+        fail("a vertex needs 3 coordinates (v x y z, optionally w or r g b)");
+    } else if (keyword == "f") {
+      int corners = 0;
+      for (std::string t; tokens >> t; ++corners) {
+        const std::string index = t.substr(0, t.find('/'));
+        char* end = nullptr;
+        const long v = std::strtol(index.c_str(), &end, 10);
+        if (index.empty() || *end != '\0' || v == 0)
+          fail("a face corner needs a non-zero vertex index (f a b c)");
+      }
+      if (corners < 3) fail("a face needs at least 3 corners (f a b c)");
+    }
+  }
+}
 }  // namespace
 
 void validate(const TriangleMesh& mesh, const std::string& source) {
@@ -180,6 +225,7 @@ TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string
   const std::string source = path.string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(source + ": mesh file not found");
+  check_obj_records(path);
   tinyobj::ObjReaderConfig config;
   config.triangulate = true;
   config.vertex_color = false;

@@ -149,6 +149,35 @@ TEST_CASE("bad meshes are refused with the file and the first bad element", "[me
                     Catch::Contains("traverse edge"));
   CHECK_THROWS_WITH(read_obj(write_obj("empty.obj", square)),
                     Catch::Contains("empty.obj: the OBJ file has no faces"));
+  // malformed records, the whole class: each is refused with the file, its line and what was expected,
+  // where tinyobjloader alone would read zeros or NaN or drop the face
+  const std::string tri = "f 1 2 3\n";
+  const std::vector<std::pair<std::string, std::string>> malformed{{"v nan 0 0\n", "finite numbers"},
+                                                                   {"v inf 0 0\n", "finite numbers"},
+                                                                   {"v -inf 0 0\n", "finite numbers"},
+                                                                   {"v abc 0 0\n", "finite numbers"},
+                                                                   {"v 1\n", "3 coordinates"},
+                                                                   {"v 1 2\n", "3 coordinates"},
+                                                                   {"v 1 2 3 4 5\n", "3 coordinates"},
+                                                                   {"v 1 2 3x\n", "finite numbers"},
+                                                                   {"v 1e999 0 0\n", "finite numbers"},
+                                                                   {"f 1 2\n", "at least 3 corners"},
+                                                                   {"f\n", "at least 3 corners"},
+                                                                   {"f 1 2 x\n", "non-zero vertex index"},
+                                                                   {"f 1 2 0\n", "non-zero vertex index"},
+                                                                   {"f 1 2 /3\n", "non-zero vertex index"},
+                                                                   {"f 1.5 2 3\n", "non-zero vertex index"}};
+  for (const auto& [record, what] : malformed) {
+    INFO(record);
+    // the bad record on line 5, after the four good vertices
+    CHECK_THROWS_WITH(read_obj(write_obj("malformed.obj", square + record + tri)),
+                      Catch::Contains("malformed.obj:5: ") && Catch::Contains(what));
+  }
+  // what stays accepted: w and colour components, relative indices, texture/normal references, comments
+  CHECK(read_obj(write_obj("fine.obj",
+                           "# c\nv 0 0 0 1\nv 1 0 0 1 0 0\nv 1 1 0\nvt 0 0\nvn 0 0 1\n"
+                           "f 1/1/1 2//1 -1\n"))
+            .face_count() == 1);
   // a quad is triangulated; its two triangles share the diagonal
   const auto quad = read_obj(write_obj("quad.obj", square + "f 1 2 3 4\n"));
   CHECK(quad.face_count() == 2);
