@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "engine/core/state_checks.hpp"
 #include "engine/io/grid_output.hpp"
 
 namespace tissue {
@@ -76,12 +77,13 @@ std::unique_ptr<Simulation> Composition::finish() {
     }
     return text;
   };
-  if (!checks_.empty()) {
-    auto checks = checks_;
-    sim_->check = [checks](World& w) {
-      for (const auto& c : checks) c(w);
-    };
-  }
+  // the modules' own checks first (their messages are the most specific), then every float column of the
+  // tables, whatever module added it
+  auto checks = checks_;
+  checks.push_back(check_table_values);
+  sim_->check = [checks](World& w) {
+    for (const auto& c : checks) c(w);
+  };
   std::string description;
   for (const auto& d : description_) description += (description.empty() ? "" : "; ") + d;
   sim_->description = description;

@@ -74,7 +74,8 @@ class Composition {
   void add_writer(WriterFactory factory);
   /// Adds lines to the run's summary, in the order added (host mirrors are current when it is called).
   void add_summary(std::function<std::string(World&)> summary);
-  /// Adds a cheap device-side check of the state (throws NumericalError), run at the check cadence.
+  /// Adds a cheap device-side check of the state (throws NumericalError), run at the check cadence. After
+  /// the modules' checks, finish() adds check_table_values (every float column of the tables is finite).
   void add_check(std::function<void(World&)> check);
   /// Adds a clause to the run header's one-line description ("; "-separated).
   void add_description(const std::string& text);

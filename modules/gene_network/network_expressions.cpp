@@ -199,12 +199,16 @@ std::vector<std::string> check_expression(const UserNetworkSpec& spec,
   std::vector<std::string> used;
   try {
     parser.SetExpr(expr);
-    parser.Eval();
+    const double value = parser.Eval();
     if (parser.GetNumResults() != 1)
       expression_error(where, expr,
                        "token \",\" at column " + std::to_string(expr.find(',') + 1) +
                            ": one expression per rate (a comma outside a function's arguments)");
     for (const auto& entry : parser.GetUsedVar()) used.push_back(entry.first);
+    // an expression of parameters and numbers only is a constant: a non-finite one (1/0, log(0), sqrt(-1))
+    // would fill every cell with inf or NaN from the first step
+    if (used.empty() && !std::isfinite(value))
+      expression_error(where, expr, "the expression is a constant that is not finite (" + std::to_string(value) + ")");
   } catch (const mu::ParserError& e) {
     const auto pos = static_cast<std::size_t>(std::max(0, e.GetPos()));
     const std::string token = e.GetToken();

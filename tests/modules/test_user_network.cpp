@@ -221,6 +221,13 @@ TEST_CASE("expression errors name the file, line, column and token", "[gene_netw
   fails_with("species = [ { name = \"x\", rate = \"(x + 1\" } ]\n", "Missing parenthesis");
   fails_with("species = [ { name = \"x\", rate = \"x, 2\" } ]\n", "one expression per rate");
   fails_with("species = [ { name = \"x\", rate = \"\" } ]\n", "empty expression");
+  // constants that are not finite (the class: division by zero, log of zero, roots and logs of negatives,
+  // overflow, through parameters too) are refused, not run into cells full of inf or NaN
+  for (const char* rate : {"1/0", "-1/0", "log(0)", "sqrt(-1)", "log(-1)", "exp(1000)", "0/0"})
+    fails_with(std::string("species = [ { name = \"x\", rate = \"") + rate + "\" } ]\n",
+               "the expression is a constant that is not finite");
+  fails_with("parameters = { k = 0 }\nspecies = [ { name = \"x\", rate = \"1/k\" } ]\n",
+             "the expression is a constant that is not finite");
   fails_with("species = [ { name = \"x\" } ]\n", "rate: missing");
   fails_with("species = [ { name = \"x\", rate = \"1\" }, { name = \"x\", rate = \"1\" } ]\n",
              "\"x\" is already a species");
