@@ -38,6 +38,7 @@ struct TissueOutput {
     element_column,   ///< per element (elements file only): the int32 column `column` of the elements
     element_count,    ///< per cell (cells file only): how many of the cell's elements have `value` in the
                       ///< int32 element column `column`
+    cell_int_column,  ///< per cell: the int32 column `column` of the cells (e.g. the cell type)
   };
   Kind kind = Kind::cell_column;
   std::string name;        ///< array name in the .vtu files (unused for cell_components)

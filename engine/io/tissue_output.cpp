@@ -23,14 +23,19 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
   for (std::size_t i = 0; i < n; ++i) cell_id[i] = w.cell_id.host(owner[i]);
   std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id)};
   // by kind (states, then per-component columns such as species, then whole columns such as sampled
-  // fields), and in declaration order within a kind
-  for (const Kind kind : {Kind::flag, Kind::cell_components, Kind::cell_column})
+  // fields, then integer columns such as the cell type), and in declaration order within a kind
+  for (const Kind kind : {Kind::flag, Kind::cell_components, Kind::cell_column, Kind::cell_int_column})
     for (const auto& out : w.outputs()) {
       if (out.kind != kind) continue;
       if (kind == Kind::flag) {
         std::vector<std::uint8_t> state(n);
         for (std::size_t i = 0; i < n; ++i) state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0;
         arrays.push_back(VtkArray::of(out.name, state));
+      } else if (kind == Kind::cell_int_column) {
+        auto& column = w.cells.column<std::int32_t>(out.column);
+        std::vector<std::int32_t> v(n);
+        for (std::size_t i = 0; i < n; ++i) v[i] = column.host(owner[i]);
+        arrays.push_back(VtkArray::of(out.name, v));
       } else if (kind == Kind::cell_components) {
         auto& column = w.cells.column<float>(out.column);
         const auto& names = column.component_names();

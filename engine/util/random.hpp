@@ -16,6 +16,7 @@ namespace tissue::random {
 enum Stream : std::uint32_t {
   kInitialLayout = 1,  ///< initial element positions
   kNoise = 2,          ///< stochastic terms in time stepping
+  kCellType = 3,       ///< initial cell types (entity = the cell's stable id)
 };
 
 /// Four independent 32-bit words for (seed, stream, entity, counter).
