@@ -111,6 +111,9 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
       species->host(du, s) = species->host(cu, s);
     }
   w.flags.host(du) = w.flags.host(cu);
+  // a daughter is of its mother's cell type (the column exists when the scenario declares [[cell_types]])
+  if (auto* cell_type = dynamic_cast<Column<std::int32_t>*>(w.cells.find("cell_type")))
+    cell_type->host(du) = cell_type->host(cu);
   w.cx.host(du) = w.cx.host(cu);
   w.cy.host(du) = w.cy.host(cu);
   w.cz.host(du) = w.cz.host(cu);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <utility>
 
 #include "engine/exec/parallel_for.hpp"
 
@@ -20,8 +22,28 @@ std::int32_t add_element_host(World& world, std::int32_t c, float x, float y, fl
   return e;
 }
 
+double InterPair::effective_cutoff() const {
+  return cutoff > 0.0 ? cutoff : morse_minimum(morse);
+}
+
 double SemParams::effective_inter_cutoff() const {
-  return inter_cutoff > 0.0 ? inter_cutoff : morse_minimum(inter);
+  double rc = inter_cutoff > 0.0 ? inter_cutoff : morse_minimum(inter);
+  if (!cell_types.empty()) {
+    rc = 0.0;
+    for (const auto& pair : pairs) rc = std::max(rc, pair.effective_cutoff());
+  }
+  return rc;
+}
+
+void SemParams::set_cell_types(std::vector<std::string> names) {
+  if (names.size() > static_cast<std::size_t>(kMaxCellTypes))
+    throw std::invalid_argument("at most " + std::to_string(kMaxCellTypes) + " cell types");
+  cell_types = std::move(names);
+  intra_by_type.assign(cell_types.size(), intra);
+  InterPair seed;
+  seed.morse = inter;
+  seed.cutoff = inter_cutoff;
+  pairs.assign(cell_types.size() * cell_types.size(), seed);
 }
 
 double SemParams::effective_bin_size() const {
@@ -44,6 +66,7 @@ KernelParams SemParams::kernel_params() const {
   k.mobility = static_cast<float>(1.0 / friction);
   k.adhesive_type = kAdhesiveElement;
   k.adhesion_on = basement_adhesion;
+  k.cell_types = static_cast<std::int32_t>(cell_types.size());  // the tables are attached by SemSystem
   return k;
 }
 
@@ -60,7 +83,51 @@ Morse<double> read_morse(const io::ScenarioTable& t, const Morse<double>& d, boo
 }
 }  // namespace
 
-SemParams read_sem_params(const io::ScenarioTable& t) {
+namespace {
+/// Index of `name` among the declared cell types, or a failure at `key` of `t`.
+std::size_t type_index(const io::ScenarioTable& t, std::string_view key, const std::string& name,
+                       const std::vector<std::string>& types) {
+  const auto it = std::find(types.begin(), types.end(), name);
+  if (it == types.end()) {
+    std::string known;
+    for (const auto& n : types) known += (known.empty() ? "\"" : ", \"") + n + "\"";
+    t.fail(key, "unknown cell type \"" + name + "\" (declared in [[cell_types]]: " + known + ")");
+  }
+  return static_cast<std::size_t>(it - types.begin());
+}
+
+/// [sem] cell_types (per-type intra) and inter_pairs (the symmetric pair table) into p.
+void read_cell_type_params(const io::ScenarioTable& t, SemParams& p) {
+  const std::size_t n = p.cell_types.size();
+  const auto per_type = t.table("cell_types");
+  for (const auto& name : per_type.keys()) {
+    const std::size_t a = type_index(per_type, name, name, p.cell_types);
+    p.intra_by_type[a] = read_morse(per_type.table(name).table("intra"), p.intra, false);
+  }
+  std::vector<bool> given(n * n, false);
+  for (const auto& entry : t.tables("inter_pairs")) {
+    const auto names = entry.strings("types", {});
+    if (names.size() != 2) entry.fail("types", "needs two cell type names, e.g. [\"a\", \"b\"]");
+    const std::size_t a = type_index(entry, "types", names[0], p.cell_types);
+    const std::size_t b = type_index(entry, "types", names[1], p.cell_types);
+    if (given[a * n + b])
+      entry.fail("types", "the pair (\"" + names[0] + "\", \"" + names[1] +
+                              "\") is given twice (the pair table is symmetric: (a, b) is (b, a))");
+    InterPair pair;
+    pair.attractive = entry.boolean("attractive", false);
+    pair.cutoff = entry.number("cutoff", 0.0, io::Range::positive());
+    if (pair.attractive && !entry.has("cutoff"))
+      entry.fail("attractive", "an attractive pair needs a cutoff [length] (its tail never vanishes)");
+    pair.morse = read_morse(entry, p.inter, !entry.has("cutoff"));
+    if (pair.morse.u0 > 0.0 && pair.morse.w0 > 0.0 && pair.morse.xi1 >= pair.morse.xi2)
+      entry.fail("xi1", "needs xi1 < xi2 (a repulsive core inside the attractive tail)");
+    p.pairs[a * n + b] = p.pairs[b * n + a] = pair;
+    given[a * n + b] = given[b * n + a] = true;
+  }
+}
+}  // namespace
+
+SemParams read_sem_params(const io::ScenarioTable& t, const std::vector<std::string>& cell_types) {
   SemParams p;
   p.intra = read_morse(t.table("intra"), p.intra, false);
   p.adhesion = read_morse(t.table("adhesion"), p.adhesion, false);
@@ -71,6 +138,14 @@ SemParams read_sem_params(const io::ScenarioTable& t) {
   p.bin_size = t.number("bin_size", p.bin_size, io::Range::non_negative());
   p.z_extent = t.number("z_extent", p.z_extent, io::Range::positive());
   p.basement_adhesion = t.boolean("basement_adhesion", p.basement_adhesion);
+  p.temperature = t.number("temperature", p.temperature, io::Range::non_negative());
+  if (cell_types.empty()) {
+    for (const char* key : {"cell_types", "inter_pairs"})
+      if (t.has(key)) t.fail(key, "needs cell types, declared with [[cell_types]] (entity set \"tissue\")");
+  } else {
+    p.set_cell_types(cell_types);
+    read_cell_type_params(t, p);
+  }
   if (p.bin_size > 0.0 && p.bin_size < p.effective_inter_cutoff())
     t.fail("bin_size",
            "must be at least the intercellular cutoff " + std::to_string(p.effective_inter_cutoff()));
@@ -83,21 +158,46 @@ SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.
     kernel_.substrate = substrate_.view();
     kernel_.substrate_on = true;
   }
+  if (!params_.cell_types.empty()) {
+    std::vector<MorseForce> intra;
+    for (const auto& m : params_.intra_by_type) intra.push_back(MorseForce::of(m));
+    std::vector<PairForce> pairs;
+    for (const auto& pair : params_.pairs) {
+      const double rc = pair.effective_cutoff();
+      pairs.push_back(PairForce{MorseForce::of(pair.morse), static_cast<float>(rc * rc),
+                                pair.attractive ? std::numeric_limits<float>::lowest() : 0.0f});
+    }
+    intra_by_type_.assign(intra);
+    pairs_.assign(pairs);
+    kernel_.intra_by_type = std::as_const(intra_by_type_).span();
+    kernel_.pairs = std::as_const(pairs_).span();
+  }
 }
 
 AccessList SemSystem::access() const {
-  return AccessList()
-      .read("elements", "x", "y", "z", "type", "cell")
-      .read("cells", "first", "count")
-      .write("elements", "x", "y", "z");
+  AccessList access;
+  access.read("elements", "x", "y", "z", "type", "cell").read("cells", "first", "count");
+  if (!params_.cell_types.empty()) access.read("cells", kCellTypeColumn);
+  if (params_.temperature > 0.0) access.read("cells", "id");
+  return access.write("elements", "x", "y", "z");
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
   bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
               static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
-  return ElementForce{
-      x,       y,    z, element_types(w).span(), w.cell.span(), w.first.span(), w.count.span(), bins_.view(),
-      kernel_, w.box};
+  Span<const std::int32_t> cell_type;
+  if (kernel_.cell_types > 0) cell_type = w.cells.column<std::int32_t>(kCellTypeColumn).span();
+  return ElementForce{x,
+                      y,
+                      z,
+                      element_types(w).span(),
+                      w.cell.span(),
+                      w.first.span(),
+                      w.count.span(),
+                      bins_.view(),
+                      kernel_,
+                      w.box,
+                      cell_type};
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {
@@ -114,6 +214,12 @@ void SemSystem::run(World& w, const StepContext& ctx) {
   // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry)
   exec::parallel_for(n, ElementStage{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(),
                                      w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+  if (params_.temperature > 0.0)
+    exec::parallel_for(
+        n, ElementNoise{w.x.span(), w.y.span(), w.z.span(), w.cell.span(), w.first.span(), w.cell_id.span(),
+                        w.seed, ctx.step,
+                        static_cast<float>(std::sqrt(2.0 * params_.temperature * ctx.dt / params_.friction)),
+                        w.box});
 }
 
 void SemSystem::compute_forces(World& w, Span<float> fx, Span<float> fy, Span<float> fz) {

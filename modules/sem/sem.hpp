@@ -24,6 +24,10 @@ inline constexpr const char* kTypeColumn = "type";
 /// Element type of basement-membrane adhesive elements (the seed's type C_i = 1).
 inline constexpr std::int32_t kAdhesiveElement = 1;
 
+/// The cells' type column (int32, index into the scenario's declared cell types), added by the tissue
+/// entity set when the scenario declares `[[cell_types]]`; written to the .vtu files as `cell_type`.
+inline constexpr const char* kCellTypeColumn = "cell_type";
+
 /// Adds the SEM's columns to a World (the element type, kTypeColumn), once; returns the type column.
 Column<std::int32_t>& add_sem_columns(World& world);
 /// The element type column. @throws std::out_of_range when add_sem_columns() was not called.
@@ -33,6 +37,15 @@ inline Column<std::int32_t>& element_types(World& world) {
 /// Appends one element of cell `c` of type `type` on the host mirror (World::add_element_host, then the
 /// type); the World needs the SEM's columns. @return its dense index.
 std::int32_t add_element_host(World& world, std::int32_t c, float x, float y, float z, std::int32_t type);
+
+/// The intercellular potential between cells of two types (an entry of the symmetric pair table).
+struct InterPair {
+  Morse<double> morse{0.3, 0.05, 0.12, 0.24};  ///< [energy, length]
+  bool attractive = false;  ///< false: repulsive part only (the seed's positive Morse); true: full Morse
+  double cutoff = 0.0;      ///< [length]; 0 = the potential's minimum (repulsive pairs only)
+  /// The cutoff with 0 resolved to morse_minimum().
+  double effective_cutoff() const;
+};
 
 /// SEM parameters. Lengths and energies in the scenario's units (the seed's are dimensionless).
 struct SemParams {
@@ -45,13 +58,24 @@ struct SemParams {
   double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
   double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
+  double temperature = 0.0;       ///< kT of Newman's Brownian term [energy]; 0 = none (the seed)
   /// The basement membrane as a triangle mesh (curved substrates); null: the plane z = 0 (the seed).
   std::shared_ptr<const mesh::TriangleMesh> substrate;
   /// Distance from the substrate mesh beyond which V_adh is neglected [length]; 0 = 8 max(xi1, xi2) of V_adh.
   double substrate_reach = 0.0;
+  /// Cell types (the tissue's `[[cell_types]]`), in declaration order; empty: no types (the seed).
+  std::vector<std::string> cell_types;
+  /// With cell types: V_intra of each type, #cell_types (defaults to `intra`).
+  std::vector<Morse<double>> intra_by_type;
+  /// With cell types: the symmetric pair table, entry a * #cell_types + b (defaults: `inter`, repulsive).
+  std::vector<InterPair> pairs;
 
-  /// The effective intercellular cutoff (resolves 0 to the potential minimum).
+  /// The effective intercellular cutoff (resolves 0 to the potential minimum); with cell types, the
+  /// largest cutoff of the pair table.
   double effective_inter_cutoff() const;
+  /// Declares `names` as the cell types with the default potentials (intra, inter) for every type and pair.
+  /// @throws std::invalid_argument for more than kMaxCellTypes names.
+  void set_cell_types(std::vector<std::string> names);
   /// The effective bin width (resolves 0).
   double effective_bin_size() const;
   /// Kernel parameters; the substrate's index is attached by SemSystem (substrate_on stays false here).
@@ -60,8 +84,9 @@ struct SemParams {
   double effective_substrate_reach() const;
 };
 
-/// Reads [sem] (see docs/scenarios.md). @throws InputError on invalid values.
-SemParams read_sem_params(const io::ScenarioTable& table);
+/// Reads [sem] (see docs/scenarios.md); `cell_types` are the declared type names (empty: none, and the
+/// keys `cell_types` and `inter_pairs` are refused). @throws InputError on invalid values.
+SemParams read_sem_params(const io::ScenarioTable& table, const std::vector<std::string>& cell_types = {});
 
 /// System "sem": one RK2 step of the element positions.
 class SemSystem final : public System {
@@ -70,7 +95,8 @@ class SemSystem final : public System {
   explicit SemSystem(const SemParams& params);
   std::string name() const override { return "sem"; }
   AccessList access() const override;
-  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages.
+  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages. With a
+  /// temperature, then X <- X + sqrt(2 kT dt / eta) N(0, 1) (ElementNoise).
   void run(World& world, const StepContext& ctx) override;
 
   /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].
@@ -84,6 +110,8 @@ class SemSystem final : public System {
   CellList bins_;
   TriangleIndex substrate_;
   DeviceBuffer<float> xm_, ym_, zm_;
+  DeviceBuffer<MorseForce> intra_by_type_;
+  DeviceBuffer<PairForce> pairs_;
 };
 
 }  // namespace tissue::sem

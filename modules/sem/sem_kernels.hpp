@@ -19,6 +19,7 @@
 #include "engine/exec/span.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "engine/util/random.hpp"
 
 namespace tissue::sem {
 
@@ -83,6 +84,18 @@ TISSUE_HD inline float morse_force(float r, const MorseForce& c) {
   return c.a * math::exp(-r * c.k1) - c.b * math::exp(-r * c.k2);
 }
 
+/// Most cell types a scenario may declare (the pair table is kMaxCellTypes^2 entries).
+inline constexpr int kMaxCellTypes = 8;
+
+/// The intercellular force between elements of cells of two given types, prepared for kernels.
+/// -dV/dr of `force` is clamped from below at `min_force`: 0 keeps the repulsive part only (the seed's
+/// positive Morse), the lowest float keeps the whole Morse force (attraction: differential adhesion).
+struct PairForce {
+  MorseForce force;
+  float cutoff2;    ///< squared cutoff [length^2]: no force at or beyond it
+  float min_force;  ///< 0 (repulsive part only) or the lowest float (attractive tail kept) [energy/length]
+};
+
 /// Parameters as kernels use them (single precision, squared cutoffs).
 struct KernelParams {
   MorseForce intra;            ///< same-cell pairs
@@ -95,6 +108,12 @@ struct KernelParams {
   bool adhesion_on;            ///< basement-membrane adhesion enabled
   bool substrate_on;           ///< the membrane is the mesh in `substrate`, not the plane z = 0
   TriangleIndex::View substrate;  ///< closest points on the membrane mesh (when substrate_on)
+  /// Declared cell types (<= kMaxCellTypes); 0: none, and `intra`/`inter` act on every cell (the seed).
+  std::int32_t cell_types;
+  /// With cell types: V_intra of each type, #cell_types.
+  Span<const MorseForce> intra_by_type;
+  /// With cell types: the symmetric pair table, entry a * cell_types + b for types a and b, #cell_types^2.
+  Span<const PairForce> pairs;
 };
 
 /// Adhesion of an element at p to a membrane mesh: V_adh in the signed distance r to the closest point q
@@ -127,7 +146,9 @@ TISSUE_HD inline math::Vec3<float> substrate_adhesion(float px, float py, float 
 
 /// Force on one element [force], gathered over its own cell's elements (all of them, as the seed),
 /// the other cells' elements in the cell list, and the membrane. Summation order is fixed, so the
-/// result does not depend on threads or scheduling.
+/// result does not depend on threads or scheduling. With cell types (p.cell_types > 0) the intracellular
+/// potential is the own cell's type's and each intercellular pair takes its pair of types' entry of the
+/// pair table; without them the code is the seed's (one potential each).
 struct ElementForce {
   Span<const float> x, y, z;              ///< positions at which forces are evaluated, #elements
   Span<const std::int32_t> type, cell;    ///< #elements
@@ -135,11 +156,14 @@ struct ElementForce {
   CellList::View bins;                    ///< built on x, y, z with tag = owning cell
   KernelParams p;
   Box box;
+  Span<const std::int32_t> cell_type;  ///< #cells: type index in [0, p.cell_types) (empty without types)
 
   TISSUE_HD math::Vec3<float> operator()(std::size_t i) const {
     const float px = x[i], py = y[i], pz = z[i];
     const std::int32_t c = cell[i];
     math::Vec3<float> f;
+    const std::int32_t own_type = p.cell_types > 0 ? cell_type[static_cast<std::size_t>(c)] : 0;
+    const MorseForce intra = p.cell_types > 0 ? p.intra_by_type[static_cast<std::size_t>(own_type)] : p.intra;
     // intracellular: Morse over every other element of the same cell
     const std::int32_t begin = first[static_cast<std::size_t>(c)];
     const std::int32_t end = begin + count[static_cast<std::size_t>(c)];
@@ -152,26 +176,47 @@ struct ElementForce {
       const float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 >= p.intra_cutoff2 || r2 <= 0.0f) continue;
       const float r_inv = math::rsqrt(r2);
-      const float s = morse_force(r2 * r_inv, p.intra) * r_inv;
+      const float s = morse_force(r2 * r_inv, intra) * r_inv;
       f.x += s * dx;
       f.y += s * dy;
       f.z += s * dz;
     }
-    // intercellular: repulsive Morse over elements of other cells within the cutoff
-    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
-      if (q.tag == c) return;
-      const float dx = box.min_image_x(px - q.x);
-      const float dy = box.min_image_y(py - q.y);
-      const float dz = pz - q.z;
-      const float r2 = dx * dx + dy * dy + dz * dz;
-      if (r2 >= p.inter_cutoff2 || r2 <= 0.0f) return;
-      const float r_inv = math::rsqrt(r2);
-      const float magnitude = morse_force(r2 * r_inv, p.inter);
-      const float s = magnitude > 0.0f ? magnitude * r_inv : 0.0f;  // repulsive part only (positive Morse)
-      f.x += s * dx;
-      f.y += s * dy;
-      f.z += s * dz;
-    });
+    if (p.cell_types > 0) {
+      // intercellular with cell types: the pair of types' Morse force, clamped at its min_force
+      const std::size_t row = static_cast<std::size_t>(own_type) * static_cast<std::size_t>(p.cell_types);
+      bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+        if (q.tag == c) return;
+        const PairForce pair =
+            p.pairs[row + static_cast<std::size_t>(cell_type[static_cast<std::size_t>(q.tag)])];
+        const float dx = box.min_image_x(px - q.x);
+        const float dy = box.min_image_y(py - q.y);
+        const float dz = pz - q.z;
+        const float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 >= pair.cutoff2 || r2 <= 0.0f) return;
+        const float r_inv = math::rsqrt(r2);
+        const float magnitude = morse_force(r2 * r_inv, pair.force);
+        const float s = (magnitude > pair.min_force ? magnitude : pair.min_force) * r_inv;
+        f.x += s * dx;
+        f.y += s * dy;
+        f.z += s * dz;
+      });
+    } else {
+      // intercellular: repulsive Morse over elements of other cells within the cutoff
+      bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+        if (q.tag == c) return;
+        const float dx = box.min_image_x(px - q.x);
+        const float dy = box.min_image_y(py - q.y);
+        const float dz = pz - q.z;
+        const float r2 = dx * dx + dy * dy + dz * dz;
+        if (r2 >= p.inter_cutoff2 || r2 <= 0.0f) return;
+        const float r_inv = math::rsqrt(r2);
+        const float magnitude = morse_force(r2 * r_inv, p.inter);
+        const float s = magnitude > 0.0f ? magnitude * r_inv : 0.0f;  // repulsive part only (positive Morse)
+        f.x += s * dx;
+        f.y += s * dy;
+        f.z += s * dz;
+      });
+    }
     // basement membrane: Morse in the distance to the plane z = 0 (acting along z), or to a mesh
     if (p.adhesion_on && type[i] == p.adhesive_type) {
       if (p.substrate_on)
@@ -200,6 +245,36 @@ struct ElementStage {
     ox[i] = box.wrap_x(bx[i] + k * f.x);
     oy[i] = box.wrap_y(by[i] + k * f.y);
     oz[i] = box.clamp_z(bz[i] + k * f.z);
+  }
+};
+
+/// Thermal noise of Newman's SEM (Math. Biosci. Eng. 2:613, 2005, eq. 1; the seed leaves it out): after the
+/// deterministic step each element moves by sqrt(2 kT dt / eta) N(0, 1) per coordinate (Euler-Maruyama
+/// for the Brownian term, by operator splitting), wrapped into the box and above the floor. The normals
+/// come from the counter-based RNG keyed by (seed, kNoise, step << 32 ^ the cell's stable id, the
+/// element's index in its cell), by Box-Muller: independent of threads, backend and storage order.
+struct ElementNoise {
+  Span<float> x, y, z;               ///< positions [length], #elements
+  Span<const std::int32_t> cell;     ///< #elements
+  Span<const std::int32_t> first;    ///< #cells
+  Span<const std::int64_t> cell_id;  ///< #cells: stable ids (< 2^32)
+  std::uint64_t seed;                ///< the run's seed
+  std::int64_t step;                 ///< the step being taken
+  float amplitude;                   ///< sqrt(2 kT dt / eta) [length]
+  Box box;
+
+  TISSUE_HD void operator()(std::size_t i) const {
+    const auto c = static_cast<std::size_t>(cell[i]);
+    const std::uint64_t entity =
+        (static_cast<std::uint64_t>(step) << 32) ^ static_cast<std::uint64_t>(cell_id[c]);
+    const auto k = static_cast<std::uint32_t>(static_cast<std::int64_t>(i) - first[c]);
+    const random::Uniform4 u = random::uniform4(seed, random::kNoise, entity, k);
+    const float two_pi = 6.28318530717958647692f;
+    const float r1 = amplitude * math::sqrt(-2.0f * math::log(u.v[0]));
+    const float r2 = amplitude * math::sqrt(-2.0f * math::log(u.v[2]));
+    x[i] = box.wrap_x(x[i] + r1 * math::cos(two_pi * u.v[1]));
+    y[i] = box.wrap_y(y[i] + r1 * math::sin(two_pi * u.v[1]));
+    z[i] = box.clamp_z(z[i] + r2 * math::cos(two_pi * u.v[3]));
   }
 };
 

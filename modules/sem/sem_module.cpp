@@ -2,6 +2,7 @@
 // subcellular elements), and the modules "sem" (element mechanics) and "cell_centres".
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 #include "engine/core/cell_centres.hpp"
@@ -10,8 +11,10 @@
 #include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/schedule/module_registry.hpp"
+#include "engine/util/random.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_layout.hpp"
+#include "modules/sem/sorting_index.hpp"
 
 namespace tissue::sem {
 
@@ -54,7 +57,55 @@ void create_membrane(Composition& comp) {
   if (adhesion) comp.share("membrane.adhesion", index);
 }
 
-/// [domain] and [initial]: the tissue's box and its initial cells (a monolayer, or cells on the membrane).
+/// [[cell_types]]: the declared type names, in order, and their fractions of the initial cells (which sum
+/// to 1). Empty when the scenario declares none.
+std::vector<std::pair<std::string, double>> read_cell_types(const io::ScenarioTable& root) {
+  std::vector<std::pair<std::string, double>> types;
+  const auto entries = root.tables("cell_types");
+  if (entries.size() > static_cast<std::size_t>(kMaxCellTypes))
+    entries[kMaxCellTypes].fail("", "at most " + std::to_string(kMaxCellTypes) + " cell types");
+  double sum = 0.0;
+  for (const auto& e : entries) {
+    const std::string name = e.string("name", "");
+    if (name.empty()) e.fail("name", "every cell type needs a name");
+    for (const auto& [other, fraction] : types)
+      if (other == name) e.fail("name", "the cell type \"" + name + "\" is declared twice");
+    const double fraction =
+        e.number("fraction", entries.size() == 1 ? 1.0 : 0.0, io::Range::closed(0.0, 1.0));
+    if (entries.size() > 1 && !e.has("fraction"))
+      e.fail("fraction", "needs the fraction of the initial cells of this type (the fractions sum to 1)");
+    types.emplace_back(name, fraction);
+    sum += fraction;
+  }
+  if (!entries.empty() && std::abs(sum - 1.0) > 1e-9)
+    entries.back().fail("fraction", "the cell types' fractions sum to " + std::to_string(sum) + ", not 1");
+  return types;
+}
+
+/// Adds the cells' kCellTypeColumn and gives every cell a type drawn from `types`' fractions: a uniform
+/// number of the counter-based RNG (stream kCellType, entity = the cell's stable id) picks the type whose
+/// cumulative fraction first exceeds it (reproducible, independent of threads and of the seeding order).
+void assign_cell_types(World& w, const std::vector<std::pair<std::string, double>>& types) {
+  auto& column = w.cells.add_column<std::int32_t>(kCellTypeColumn);
+  for (std::size_t c = 0; c < w.cells.size(); ++c) {
+    const auto id = static_cast<std::uint64_t>(w.cell_id.host(c));
+    const double u = random::uniform4(w.seed, random::kCellType, id, 0).v[0];  // (0, 1]
+    std::int32_t type = static_cast<std::int32_t>(types.size()) - 1;
+    double cumulative = 0.0;
+    for (std::size_t k = 0; k + 1 < types.size(); ++k) {
+      cumulative += types[k].second;
+      if (u <= cumulative) {
+        type = static_cast<std::int32_t>(k);
+        break;
+      }
+    }
+    column.host(c) = type;
+  }
+  w.commit();
+}
+
+/// [domain], [initial] and [[cell_types]]: the tissue's box, its initial cells (a monolayer, or cells on the
+/// membrane) and their types.
 void create_tissue(Composition& comp) {
   const auto root = comp.root();
   if (comp.settings().precision != "float")
@@ -120,6 +171,14 @@ void create_tissue(Composition& comp) {
   } else if (seed_on_membrane(w, *membrane, on_membrane) == 0) {
     initial_table.fail("spacing", "no cell could be placed on the membrane");
   }
+  const auto types = read_cell_types(root);
+  if (!types.empty()) {
+    assign_cell_types(w, types);
+    auto names = std::make_shared<std::vector<std::string>>();
+    for (const auto& [name, fraction] : types) names->push_back(name);
+    comp.share("cell_types", std::shared_ptr<const std::vector<std::string>>(names));
+    w.add_output({TissueOutput::Kind::cell_int_column, kCellTypeColumn, kCellTypeColumn});
+  }
   update_cell_centres(w);
   w.add_output({TissueOutput::Kind::element_column, "element_type", kTypeColumn});
   w.add_output({TissueOutput::Kind::element_count, "adhesive_elements", kTypeColumn, 0, kAdhesiveElement});
@@ -135,11 +194,25 @@ void create_tissue(Composition& comp) {
       (layout == "monolayer" ? std::string(box.periodic_x ? "in a periodic " : "in an open ") +
                                    std::to_string(box.lx) + " x " + std::to_string(box.ly) + " box"
                              : std::string("on a membrane mesh")));
+  if (!types.empty()) {
+    std::vector<std::size_t> count(types.size(), 0);
+    const auto& column = w.cells.column<std::int32_t>(kCellTypeColumn);
+    for (std::size_t c = 0; c < w.cells.size(); ++c) ++count[static_cast<std::size_t>(column.host(c))];
+    std::string text = "cell types";
+    for (std::size_t k = 0; k < types.size(); ++k)
+      text += (k ? ", " : " ") + types[k].first + " (" + std::to_string(count[k]) + ")";
+    comp.add_description(text);
+    comp.add_summary([](World& world) {
+      return "sorting index " + std::to_string(sorting_index(world)) +
+             " (fraction of like neighbours; contacts within " + std::to_string(kContactDistance) + ")";
+    });
+  }
 }
 
 /// [sem]: element mechanics on the tissue; V_adh from the membrane mesh when one is shared for adhesion.
 void install_sem(Composition& comp) {
-  auto params = read_sem_params(comp.root().table("sem"));
+  const auto types = comp.find<const std::vector<std::string>>("cell_types");
+  auto params = read_sem_params(comp.root().table("sem"), types ? *types : std::vector<std::string>{});
   if (comp.find<const TriangleIndex>("membrane.adhesion"))
     params.substrate = comp.find<mesh::TriangleMesh>("membrane.mesh");
   const World& w = comp.world();
@@ -165,12 +238,13 @@ void register_sem(ModuleRegistry& registry) {
                     "index; cells may be seeded on it and adhere to it",
                     {"membrane"},
                     sem::create_membrane});
-  registry.add(
-      EntitySetInfo{"tissue",
-                    "cells of subcellular elements: a periodic monolayer on the plane z = 0, or cells "
-                    "seeded on the membrane; adds the element type column (adhesive elements)",
-                    {"domain", "initial"},
-                    sem::create_tissue});
+  registry.add(EntitySetInfo{
+      "tissue",
+      "cells of subcellular elements: a periodic monolayer on the plane z = 0, or cells "
+      "seeded on the membrane; adds the element type column (adhesive elements) and, with [[cell_types]], "
+      "the cells' cell_type column",
+      {"domain", "initial", "cell_types"},
+      sem::create_tissue});
   registry.add(ModuleInfo{"sem",
                           "subcellular element mechanics (Christley et al. 2010, Table 1): intracellular, "
                           "intercellular and membrane-adhesion Morse potentials, RK2",
