@@ -35,6 +35,7 @@ import numpy as np
 # surface step where the model has them.
 STEPS = {
     "chemotaxis_source": (120, 40),
+    "cell_sorting": (100, 50),
     "epidermis": (120, 40),
     "epidermis_spot": (40, 20),
     "epidermis_tgfb": (120, 40),
