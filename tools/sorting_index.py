@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Sorting index of a run with cell types, one line per snapshot of elements.pvd; optionally a plot.
 
-usage: sorting_index.py [--box LX LY] [--contact D] [--plot OUT.png [--label NAME RUN_DIR ...]] RUN_DIR
+usage: sorting_index.py [--box LX LY] [--contact D] [--plot OUT.png [--name NAME] [--label NAME RUN_DIR ...]] RUN_DIR
 
 Two cells are neighbours when an element of one and an element of the other are closer than the contact
 distance (default 0.25, modules/sem/sorting_index.hpp; minimum image in x and y with --box, for periodic
@@ -63,8 +63,9 @@ def main():
     parser.add_argument("--plot")
     parser.add_argument("--label", nargs=2, action="append", default=[], metavar=("NAME", "RUN_DIR"))
     parser.add_argument("--title", default="")
+    parser.add_argument("--name", help="legend name of RUN_DIR (default: its folder name)")
     args = parser.parse_args()
-    runs = [(os.path.basename(os.path.normpath(args.run)), args.run)] + [tuple(x) for x in args.label]
+    runs = [(args.name or os.path.basename(os.path.normpath(args.run)), args.run)] + [tuple(x) for x in args.label]
     series = []
     for name, run in runs:
         rows = timeline(run, args.box, args.contact)
