@@ -19,6 +19,7 @@ packages=(
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests
+  python3-scipy python3-matplotlib  # tools/sorting_index.py: neighbours (cKDTree) and its plot (docs)
 )
 missing=()
 for p in "${packages[@]}"; do
