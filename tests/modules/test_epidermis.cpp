@@ -85,3 +85,50 @@ TEST_CASE("a composition without the gene network runs cells that grow without a
   w.download();
   CHECK(sim->summary(w).find("cells 16") != std::string::npos);
 }
+
+TEST_CASE("cells born together divide in lockstep: the count jumps by whole generations with the threshold",
+          "[epidermis][lockstep]") {
+  // A 3 x 3 periodic sheet with growth every 100 steps (the seed: 2000), so that a division cycle of 20
+  // growth events is 2000 steps and two cycles fit a short test. Cells born together stay within 0.01 in
+  // Delta, so each generation grows or stops as one: a count between whole generations cannot occur.
+  // Independent prediction: from a run in which every cell grows, a generation divides at step 4000 iff
+  // its Delta stays below the threshold at every growth check, i.e. iff its Delta at the last check is.
+  auto scenario = [](double threshold) {
+    return io::Scenario::from_string(
+        "[simulation]\nsteps = 4100\n[initial]\ncells_x = 3\ncells_y = 3\nspacing = 0.6\n"
+        "[lifecycle]\ngrowth_interval = 100\ndelta_threshold = " +
+            std::to_string(threshold) + "\n",
+        "lockstep.toml");
+  };
+  auto free_run = build_simulation(scenario(1e6));
+  World& w = *free_run->world;
+  free_run->advance(3999);  // just before the check at step 4000 that takes every 39-element cell to 40
+  w.download();
+  const std::uint32_t supra = w.flag_bit("suprabasal");
+  const int delta = w.cells.find("species")->component_index("delta");
+  auto& species = w.cells.column<float>("species");
+  REQUIRE(w.cells.size() == 18);
+  float basal_lo = 1e9f, basal_hi = 0, supra_lo = 1e9f, supra_hi = 0;
+  for (std::size_t c = 0; c < w.cells.size(); ++c) {
+    const float d = species.host(c, delta);
+    if (w.flags.host(c) & supra)
+      supra_lo = std::min(supra_lo, d), supra_hi = std::max(supra_hi, d);
+    else
+      basal_lo = std::min(basal_lo, d), basal_hi = std::max(basal_hi, d);
+  }
+  INFO("basal Delta " << basal_lo << ".." << basal_hi << ", suprabasal " << supra_lo << ".." << supra_hi);
+  CHECK(basal_hi - basal_lo < 0.05f);  // born together, the same Delta
+  CHECK(supra_hi - supra_lo < 0.05f);
+  REQUIRE(supra_lo > basal_hi + 1.0f);  // the suprabasal generation, born at the same Delta, is ahead
+  free_run->advance(101);
+  CHECK(w.cells.size() == 36);  // every cell divided at step 4000
+  // thresholds between and around the two generations' Delta at the last check
+  const std::vector<std::pair<double, std::size_t>> expected{
+      {basal_lo - 0.5, 18}, {0.5 * (basal_hi + supra_lo), 27}, {supra_hi + 0.5, 36}};
+  for (const auto& [threshold, cells] : expected) {
+    auto sim = build_simulation(scenario(threshold));
+    sim->advance(4100);
+    INFO("threshold " << threshold);
+    CHECK(sim->world->cells.size() == cells);
+  }
+}
