@@ -38,8 +38,8 @@ double ref_force(double r, const Morse<double>& m, bool attractive) {
 
 /// A World with the SEM's element types and the cells' type column (no scenario).
 struct TypedWorld : test::TissueWorld {
-  explicit TypedWorld(Box box)
-      : test::TissueWorld(box, 0), cell_type(cells.add_column<std::int32_t>(kCellTypeColumn)) {}
+  explicit TypedWorld(Box domain)
+      : test::TissueWorld(domain, 0), cell_type(cells.add_column<std::int32_t>(kCellTypeColumn)) {}
   /// A cell of type `t` with elements at the given points (not adhesive).
   std::int32_t add_cell(std::int32_t t, const std::vector<std::array<float, 3>>& points) {
     const std::int32_t c = add_cell_host();
