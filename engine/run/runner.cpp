@@ -189,14 +189,19 @@ int Runner::run() {
     std::fprintf(stderr, "\ntissue: %s (%s)\n", e.what(), out_.string().c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
+    std::string failed_state;
     try {
       if (dynamic_cast<const NumericalError*>(&e)) {  // keep the broken state for inspection
         record_.last_checkpoint = write_checkpoint("failed", e.what());
-        std::fprintf(stderr, "\ntissue: the failed state is in %s\n", record_.last_checkpoint.c_str());
+        failed_state = record_.last_checkpoint;
       }
       finish("failed", exit_code_for(e), e.what());
     } catch (const std::exception&) {  // the original error matters more than a failed record
     }
+    if (request_.progress_bar) std::fprintf(stderr, "\n");  // end the bar's line before the error's
+    // one error line: where the failed state is goes into the message the command prints
+    if (!failed_state.empty())
+      throw NumericalError(std::string(e.what()) + " (the failed state is in " + failed_state + ")");
     throw;
   }
   finish("completed", kExitOk, "");
