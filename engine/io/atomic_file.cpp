@@ -1,6 +1,7 @@
 #include "engine/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -57,6 +58,30 @@ void commit_file_atomic(const std::filesystem::path& tmp, const std::filesystem:
   }
   if (::close(fd) != 0) fail("close");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir, std::chrono::seconds max_age) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::size_t removed = 0;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    const std::string name = it->path().filename().string();
+    const auto at = name.rfind(".tmp-");
+    if (at == std::string::npos || at + 5 >= name.size()) continue;
+    const std::string digits = name.substr(at + 5);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    const bool writer_gone = pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    std::error_code time_ec;
+    const auto written = fs::last_write_time(it->path(), time_ec);
+    const bool old = !time_ec && now - written > max_age;
+    if (!writer_gone && !old) continue;
+    std::error_code remove_ec;
+    if (fs::remove(it->path(), remove_ec)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace tissue::io

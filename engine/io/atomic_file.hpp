@@ -3,6 +3,8 @@
 /// Files that are never seen half-written: content goes to a temporary file in the same directory,
 /// which is flushed to disk and then renamed over the final name.
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <string_view>
 
@@ -19,5 +21,12 @@ std::filesystem::path temporary_path(const std::filesystem::path& path);
 /// Finishes an atomic write that another library made to `tmp` (closed already): flushes `tmp` to disk
 /// and renames it over `path`. @throws std::runtime_error with the system error; `tmp` is removed.
 void commit_file_atomic(const std::filesystem::path& tmp, const std::filesystem::path& path);
+
+/// Removes the temporaries (names ending in ".tmp-<pid>") that an earlier process left in `dir` when it was
+/// killed mid-write: those of a process that no longer runs on this host, and any older than `max_age` (a
+/// live writer renames its temporary within seconds). Files of other names are not touched; errors are
+/// ignored (a temporary that cannot be removed is harmless). @return how many were removed.
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir,
+                                     std::chrono::seconds max_age = std::chrono::hours(1));
 
 }  // namespace tissue::io

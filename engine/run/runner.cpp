@@ -9,6 +9,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
@@ -143,7 +144,8 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
                        std::to_string(end_step_) + ": nothing to do (--steps N sets a later end)");
   }
 
-  create_output_dir(out_);  // only now that all input is checked
+  create_output_dir(out_);             // only now that all input is checked
+  io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
 
   record_.command = opt.command;
   record_.set_scenario(header_.scenario_path, header_.scenario_text);

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/run_record.hpp"
 
 using namespace tissue;
@@ -40,5 +41,29 @@ TEST_CASE("a run record is written as JSON with the scenario's hash", "[io]") {
   CHECK(text.str().find("\"status\": \"running\"") != std::string::npos);
   CHECK(text.str().find("\"ended\": null") != std::string::npos);
   CHECK(text.str().find(R"(a \"quoted\" message)") != std::string::npos);  // escaped by the JSON writer
+  fs::remove_all(dir);
+}
+
+TEST_CASE("stale temporaries of killed writers are removed, live and foreign files kept", "[io]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "tissue_test_stale_tmp";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto touch = [&](const std::string& name) { std::ofstream(dir / name) << "x"; };
+  // pid 999999999 cannot be running (above any pid_max); our own pid is
+  touch("cells_000000100.vtu.tmp-999999999");                         // a dead writer's: removed
+  touch("checkpoint_000000100.h5.tmp-" + std::to_string(::getpid()));  // a live writer's, fresh: kept
+  touch("old.vtu.tmp-" + std::to_string(::getpid()));                  // a live pid but hours old: removed
+  fs::last_write_time(dir / ("old.vtu.tmp-" + std::to_string(::getpid())),
+                      fs::file_time_type::clock::now() - std::chrono::hours(3));
+  touch("notes.tmp-draft");  // not our pattern
+  touch("cells_000000100.vtu");
+  CHECK(io::remove_stale_temporaries(dir) == 2);
+  CHECK_FALSE(fs::exists(dir / "cells_000000100.vtu.tmp-999999999"));
+  CHECK_FALSE(fs::exists(dir / ("old.vtu.tmp-" + std::to_string(::getpid()))));
+  CHECK(fs::exists(dir / ("checkpoint_000000100.h5.tmp-" + std::to_string(::getpid()))));
+  CHECK(fs::exists(dir / "notes.tmp-draft"));
+  CHECK(fs::exists(dir / "cells_000000100.vtu"));
+  CHECK(io::remove_stale_temporaries(dir / "missing") == 0);  // errors are ignored
   fs::remove_all(dir);
 }
