@@ -35,9 +35,13 @@ void Progress::update(std::int64_t done) {
     last_draw_ = now;
     draw(done, false);
   } else {
-    const int decile = total_ > 0 ? static_cast<int>(10 * done / total_) : 10;
-    if (decile == last_decile_) return;
+    // in double: 10 * done would overflow for step counts near the int64 limit
+    const int decile =
+        total_ > 0 ? static_cast<int>(10.0 * static_cast<double>(done) / static_cast<double>(total_)) : 10;
+    const auto now = std::chrono::steady_clock::now();
+    if (decile == last_decile_ && now - last_draw_ < log_interval_) return;
     last_decile_ = decile;
+    last_draw_ = now;
     draw(done, false);
   }
 }

@@ -9,6 +9,7 @@
 
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/run_record.hpp"
+#include "engine/util/progress.hpp"
 
 using namespace tissue;
 namespace fs = std::filesystem;
@@ -66,4 +67,24 @@ TEST_CASE("stale temporaries of killed writers are removed, live and foreign fil
   CHECK(fs::exists(dir / "cells_000000100.vtu"));
   CHECK(io::remove_stale_temporaries(dir / "missing") == 0);  // errors are ignored
   fs::remove_all(dir);
+}
+
+TEST_CASE("without a terminal, progress lines come every 10 % and at least every log interval", "[io]") {
+  const auto lines = [](std::int64_t total, std::chrono::milliseconds interval, std::int64_t updates) {
+    std::FILE* out = std::tmpfile();
+    Progress p(total, false, out);
+    p.set_log_interval(interval);
+    for (std::int64_t s = 1; s <= updates; ++s) p.update(s);
+    std::rewind(out);
+    int n = 0;
+    for (int c; (c = std::fgetc(out)) != EOF;) n += c == '\n';
+    std::fclose(out);
+    return n;
+  };
+  CHECK(lines(100, std::chrono::hours(1), 100) == 11);  // deciles 0 .. 10
+  // a run of 10^18 steps stays in its first decile for ages: without the interval one line only
+  CHECK(lines(1000000000000000000, std::chrono::hours(1), 50) == 1);
+  CHECK(lines(1000000000000000000, std::chrono::milliseconds(0), 50) == 50);
+  // near the int64 limit the decile does not overflow (10 * done would)
+  CHECK(lines(9000000000000000000, std::chrono::hours(1), 3) == 1);
 }
