@@ -9,7 +9,7 @@
 //   tissue --version
 //
 // Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (scenario, flags); 3 numerical
-// failure (NaN/Inf); 4 compute-backend (CUDA) failure; 128 + N stopped by signal N (SIGINT, SIGTERM)
+// failure (NaN/Inf); 4 compute-backend (CUDA) failure; 128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP)
 // after finishing a step and writing it. Errors are one line on stderr.
 
 #include <unistd.h>
