@@ -161,6 +161,28 @@ MeshTopology build_topology(const TriangleMesh& mesh, const std::string& source)
   return t;
 }
 
+std::size_t connected_components(const MeshTopology& topology) {
+  const std::size_t n = topology.vertex_offsets.empty() ? 0 : topology.vertex_offsets.size() - 1;
+  std::vector<std::uint8_t> seen(n, 0);
+  std::vector<std::int32_t> stack;
+  std::size_t pieces = 0;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (seen[v]) continue;
+    ++pieces;
+    seen[v] = 1;
+    stack.assign(1, static_cast<std::int32_t>(v));
+    while (!stack.empty()) {
+      const auto u = static_cast<std::size_t>(stack.back());
+      stack.pop_back();
+      for (auto k = topology.vertex_offsets[u]; k < topology.vertex_offsets[u + 1]; ++k) {
+        const auto w = static_cast<std::size_t>(topology.vertex_neighbours[static_cast<std::size_t>(k)]);
+        if (!seen[w]) seen[w] = 1, stack.push_back(static_cast<std::int32_t>(w));
+      }
+    }
+  }
+  return pieces;
+}
+
 OneRing one_ring(const TriangleMesh& mesh, const MeshTopology& topology, const std::string& source) {
   const std::size_t n = mesh.vertex_count();
   OneRing r;

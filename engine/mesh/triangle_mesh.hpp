@@ -40,6 +40,9 @@ struct MeshTopology {
   std::int32_t degree(std::size_t v) const { return vertex_offsets[v + 1] - vertex_offsets[v]; }
 };
 
+/// Number of connected pieces of a mesh (vertices joined by edges), from its topology.
+std::size_t connected_components(const MeshTopology& topology);
+
 /// The neighbours of every vertex in counter-clockwise order around it (the one-ring), CSR: ring[offsets[v]
 /// .. offsets[v + 1]). Consecutive neighbours (n_k, n_k+1) span the face (v, n_k, n_k+1); on a closed fan
 /// (closed[v] = 1) also (n_last, n_0); on a boundary fan n_0 and n_last are the two boundary neighbours.

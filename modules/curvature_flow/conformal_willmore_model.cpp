@@ -173,6 +173,11 @@ void install_conformal_willmore(Composition& comp) {
     // the flow's mesh and its cached quantities (pattern, device connectivity and positions)
     mesh::validate(m, "conformal Willmore flow");
     auto surface = std::make_shared<mesh::DeviceMesh>(m, "conformal Willmore flow");
+    surface->require_one_ring();  // one fan of faces around each vertex, as for every mesh
+    // the flow's linear systems are singular on a mesh in several pieces (one null space each)
+    if (const std::size_t pieces = mesh::connected_components(surface->topology()); pieces > 1)
+      throw InputError("the conformal Willmore flow needs a connected surface; the mesh has " +
+                       std::to_string(pieces) + " separate pieces");
     flow = &comp.world().add_field(std::make_unique<ConformalSurface>(std::move(surface), s)).flow;
   } catch (const InputError& e) {
     throw InputError(root.table("mesh").where("file") + ": " + e.what());

@@ -35,6 +35,7 @@ void create_membrane(Composition& comp) {
   std::shared_ptr<mesh::DeviceMesh> device_mesh;
   try {
     device_mesh = std::make_shared<mesh::DeviceMesh>(membrane, "membrane");
+    device_mesh->require_one_ring();  // every mesh is checked alike: one fan of faces around each vertex
   } catch (const InputError& e) {
     table.fail("", e.what());
   }

@@ -211,6 +211,7 @@ void create_mesh(Composition& comp) {
   std::shared_ptr<mesh::DeviceMesh> surface;
   try {
     surface = std::make_shared<mesh::DeviceMesh>(m, "mesh");
+    surface->require_one_ring();  // every mesh is checked alike: one fan of faces around each vertex
   } catch (const InputError& e) {
     table.fail("", e.what());
   }
