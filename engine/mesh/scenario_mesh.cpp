@@ -80,4 +80,18 @@ TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const std::string& s
   return m;
 }
 
+std::shared_ptr<DeviceMesh> read_scenario_device_mesh(const io::ScenarioTable& table,
+                                                      const std::string& scenario_path,
+                                                      double bytes_per_vertex, const std::string& source) {
+  auto mesh = std::make_shared<TriangleMesh>(read_scenario_mesh(table, scenario_path, bytes_per_vertex));
+  std::shared_ptr<DeviceMesh> device_mesh;
+  try {
+    device_mesh = std::make_shared<DeviceMesh>(mesh, source);
+    device_mesh->require_one_ring();  // every mesh is checked alike: one fan of faces around each vertex
+  } catch (const InputError& e) {
+    table.fail("", e.what());
+  }
+  return device_mesh;
+}
+
 }  // namespace tissue::mesh

@@ -3,9 +3,11 @@
 /// A triangle mesh named by a scenario table, shared by every module that reads one ([mesh] of the surface
 /// and conformal-flow models, [membrane] of the epidermis), and simple measures of it.
 
+#include <memory>
 #include <string>
 
 #include "engine/io/scenario.hpp"
+#include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/triangle_mesh.hpp"
 
 namespace tissue::mesh {
@@ -20,6 +22,13 @@ namespace tissue::mesh {
 /// @throws InputError (file:line:column) for a bad file or value, or a generated mesh too large for memory.
 TriangleMesh read_scenario_mesh(const io::ScenarioTable& table, const std::string& scenario_path,
                                 double bytes_per_vertex);
+
+/// read_scenario_mesh() as a DeviceMesh, checked as every module's mesh is: its topology, and one fan of
+/// faces around each vertex (its one-ring, built now and cached). `source` names the mesh in messages.
+/// @throws InputError at the table for a bad file, value or mesh.
+std::shared_ptr<DeviceMesh> read_scenario_device_mesh(const io::ScenarioTable& table,
+                                                      const std::string& scenario_path,
+                                                      double bytes_per_vertex, const std::string& source);
 
 /// Mean edge length of a mesh [length].
 double mean_edge_length(const TriangleMesh& mesh, const MeshTopology& topology);

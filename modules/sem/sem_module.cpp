@@ -30,15 +30,9 @@ constexpr double kMembraneBytesPerVertex = 600.0;
 /// adhesion input measures from the mesh instead of z = 0, and the SEM's V_adh uses the mesh).
 void create_membrane(Composition& comp) {
   const auto table = comp.root().table("membrane");
-  auto membrane = std::make_shared<mesh::TriangleMesh>(
-      mesh::read_scenario_mesh(table, comp.settings().scenario_path, kMembraneBytesPerVertex));
-  std::shared_ptr<mesh::DeviceMesh> device_mesh;
-  try {
-    device_mesh = std::make_shared<mesh::DeviceMesh>(membrane, "membrane");
-    device_mesh->require_one_ring();  // every mesh is checked alike: one fan of faces around each vertex
-  } catch (const InputError& e) {
-    table.fail("", e.what());
-  }
+  const std::shared_ptr<mesh::DeviceMesh> device_mesh = mesh::read_scenario_device_mesh(
+      table, comp.settings().scenario_path, kMembraneBytesPerVertex, "membrane");
+  const std::shared_ptr<const mesh::TriangleMesh> membrane = device_mesh->shared_mesh();
   const double reach = table.number("reach", 2.0, io::Range::positive());
   // "plane": the membrane mesh is the plane z = 0 and only carries fields; adhesion and the adhesion input
   // use the exact plane (no closest-point searches per element)
@@ -115,7 +109,7 @@ void create_tissue(Composition& comp) {
   const auto initial_table = root.table("initial");
   const std::string layout = initial_table.string("layout", "monolayer", {"monolayer", "membrane"});
   const auto domain = root.table("domain");
-  const auto membrane = comp.find<mesh::TriangleMesh>("membrane.mesh");
+  const auto membrane = comp.find<const mesh::TriangleMesh>("membrane.mesh");
   if (layout == "membrane" && !membrane)
     initial_table.fail("layout",
                        "cells on the membrane need a [membrane] mesh (the entity set \"membrane\", listed "
@@ -215,7 +209,7 @@ void install_sem(Composition& comp) {
   const auto types = comp.find<const std::vector<std::string>>("cell_types");
   auto params = read_sem_params(comp.root().table("sem"), types ? *types : std::vector<std::string>{});
   if (comp.find<const TriangleIndex>("membrane.adhesion"))
-    params.substrate = comp.find<mesh::TriangleMesh>("membrane.mesh");
+    params.substrate = comp.find<const mesh::TriangleMesh>("membrane.mesh");
   const World& w = comp.world();
   const double reach = params.effective_bin_size();
   if (w.box.periodic_x && (w.box.lx < 2.0 * reach || w.box.ly < 2.0 * reach))

@@ -205,17 +205,8 @@ namespace {
 /// [mesh]: a triangle mesh (file or generated), shared as "mesh" (a DeviceMesh: its derived quantities are
 /// built once, on the first module's require, for every module on it).
 void create_mesh(Composition& comp) {
-  const auto table = comp.root().table("mesh");
-  auto m = std::make_shared<mesh::TriangleMesh>(
-      mesh::read_scenario_mesh(table, comp.settings().scenario_path, kBytesPerVertex));
-  std::shared_ptr<mesh::DeviceMesh> surface;
-  try {
-    surface = std::make_shared<mesh::DeviceMesh>(m, "mesh");
-    surface->require_one_ring();  // every mesh is checked alike: one fan of faces around each vertex
-  } catch (const InputError& e) {
-    table.fail("", e.what());
-  }
-  comp.share("mesh", surface);
+  comp.share("mesh", mesh::read_scenario_device_mesh(comp.root().table("mesh"), comp.settings().scenario_path,
+                                                     kBytesPerVertex, "mesh"));
 }
 
 /// [surface_rd], [chemotaxis] or [reaction], [initial]: reaction-diffusion of two species on the shared mesh.
