@@ -200,6 +200,18 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
                       cell_type};
 }
 
+template <bool kTyped>
+void SemSystem::rk2_stages(World& w, float dt) {
+  const std::size_t n = w.elements.size();
+  // stage 1: X_mid = X + dt/2 F(X)
+  exec::parallel_for(
+      n, ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span()), w.x.span(), w.y.span(),
+                              w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt});
+  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry)
+  exec::parallel_for(n, ElementStage<kTyped>{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(),
+                                             w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+}
+
 void SemSystem::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.elements.size();
   if (n == 0) return;
@@ -208,12 +220,10 @@ void SemSystem::run(World& w, const StepContext& ctx) {
   ym_.ensure(cap);
   zm_.ensure(cap);
   const auto dt = static_cast<float>(ctx.dt);
-  // stage 1: X_mid = X + dt/2 F(X)
-  exec::parallel_for(n, ElementStage{make_force(w, w.x.span(), w.y.span(), w.z.span()), w.x.span(),
-                                     w.y.span(), w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt});
-  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry)
-  exec::parallel_for(n, ElementStage{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(),
-                                     w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+  if (kernel_.cell_types > 0)
+    rk2_stages<true>(w, dt);
+  else
+    rk2_stages<false>(w, dt);
   if (params_.temperature > 0.0)
     exec::parallel_for(
         n, ElementNoise{w.x.span(), w.y.span(), w.z.span(), w.cell.span(), w.first.span(), w.cell_id.span(),

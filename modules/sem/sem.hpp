@@ -105,6 +105,9 @@ class SemSystem final : public System {
 
  private:
   ElementForce make_force(World& world, Span<const float> x, Span<const float> y, Span<const float> z);
+  /// The two stages of the midpoint (RK2) step; kTyped: with cell types (their pair table) or the seed's.
+  template <bool kTyped>
+  void rk2_stages(World& world, float dt);
   SemParams params_;
   KernelParams kernel_;
   CellList bins_;

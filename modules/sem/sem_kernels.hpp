@@ -158,12 +158,15 @@ struct ElementForce {
   Box box;
   Span<const std::int32_t> cell_type;  ///< #cells: type index in [0, p.cell_types) (empty without types)
 
-  TISSUE_HD math::Vec3<float> operator()(std::size_t i) const {
+  /// The force on element i; kTyped must equal p.cell_types > 0. The two cases are compiled apart so that
+  /// the seed's kernel (no types) carries none of the pair table's registers and loads.
+  template <bool kTyped>
+  TISSUE_HD math::Vec3<float> evaluate(std::size_t i) const {
     const float px = x[i], py = y[i], pz = z[i];
     const std::int32_t c = cell[i];
     math::Vec3<float> f;
-    const std::int32_t own_type = p.cell_types > 0 ? cell_type[static_cast<std::size_t>(c)] : 0;
-    const MorseForce intra = p.cell_types > 0 ? p.intra_by_type[static_cast<std::size_t>(own_type)] : p.intra;
+    const std::int32_t own_type = kTyped ? cell_type[static_cast<std::size_t>(c)] : 0;
+    const MorseForce intra = kTyped ? p.intra_by_type[static_cast<std::size_t>(own_type)] : p.intra;
     // intracellular: Morse over every other element of the same cell
     const std::int32_t begin = first[static_cast<std::size_t>(c)];
     const std::int32_t end = begin + count[static_cast<std::size_t>(c)];
@@ -181,7 +184,7 @@ struct ElementForce {
       f.y += s * dy;
       f.z += s * dz;
     }
-    if (p.cell_types > 0) {
+    if constexpr (kTyped) {
       // intercellular with cell types: the pair of types' Morse force, clamped at its min_force
       const std::size_t row = static_cast<std::size_t>(own_type) * static_cast<std::size_t>(p.cell_types);
       bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
@@ -226,12 +229,18 @@ struct ElementForce {
     }
     return f;
   }
+
+  /// The force on element i (either case, chosen per call; kernels use evaluate<>() directly).
+  TISSUE_HD math::Vec3<float> operator()(std::size_t i) const {
+    return p.cell_types > 0 ? evaluate<true>(i) : evaluate<false>(i);
+  }
 };
 
 /// One explicit stage: out = base + h * mobility * F(eval), wrapped into the box and above the floor.
 /// With (eval = X, base = X, h = dt/2) then (eval = X_mid, base = X, h = dt) it is the seed's
 /// 2nd-order Runge-Kutta (midpoint) step. `out` may alias `base` (each index reads and writes only
 /// its own entry of both), never `eval`.
+template <bool kTyped>
 struct ElementStage {
   ElementForce force;
   Span<const float> bx, by, bz;  ///< base positions
@@ -239,7 +248,7 @@ struct ElementStage {
   float h;                       ///< stage length [time]
 
   TISSUE_HD void operator()(std::size_t i) const {
-    const math::Vec3<float> f = force(i);
+    const math::Vec3<float> f = force.template evaluate<kTyped>(i);
     const float k = h * force.p.mobility;
     const Box& box = force.box;
     ox[i] = box.wrap_x(bx[i] + k * f.x);
