@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tissue::io {
 
@@ -58,6 +59,70 @@ void commit_file_atomic(const std::filesystem::path& tmp, const std::filesystem:
   }
   if (::close(fd) != 0) fail("close");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+AtomicWriter::AtomicWriter(std::filesystem::path path, std::size_t buffer_bytes)
+    : path_(std::move(path)), tmp_(temporary_path(path_)), capacity_(buffer_bytes > 0 ? buffer_bytes : 1) {
+  buffer_.reserve(capacity_);
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail("open");
+}
+
+AtomicWriter::~AtomicWriter() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    ::unlink(tmp_.c_str());
+  }
+}
+
+void AtomicWriter::write(std::string_view bytes) {
+  if (buffer_.size() + bytes.size() > capacity_) flush();
+  if (bytes.size() >= capacity_) {
+    buffer_.assign(bytes.data(), bytes.size());
+    flush();
+    return;
+  }
+  buffer_.append(bytes.data(), bytes.size());
+}
+
+void AtomicWriter::flush() {
+  const char* p = buffer_.data();
+  std::size_t left = buffer_.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd_, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("write");
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  buffer_.clear();
+}
+
+void AtomicWriter::commit() {
+  flush();
+  if (::fsync(fd_) != 0) fail("fsync");
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(tmp_.c_str());
+    throw std::runtime_error("cannot write " + path_.string() + " (close): " + reason);
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlink(tmp_.c_str());
+    throw std::runtime_error("cannot write " + path_.string() + " (rename): " + reason);
+  }
+}
+
+void AtomicWriter::fail(const char* what) {
+  const std::string reason = std::strerror(errno);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(tmp_.c_str());
+  throw std::runtime_error("cannot write " + path_.string() + " (" + what + "): " + reason);
 }
 
 std::size_t remove_stale_temporaries(const std::filesystem::path& dir, std::chrono::seconds max_age) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <string>
 #include <string_view>
 
 namespace tissue::io {
@@ -21,6 +22,35 @@ std::filesystem::path temporary_path(const std::filesystem::path& path);
 /// Finishes an atomic write that another library made to `tmp` (closed already): flushes `tmp` to disk
 /// and renames it over `path`. @throws std::runtime_error with the system error; `tmp` is removed.
 void commit_file_atomic(const std::filesystem::path& tmp, const std::filesystem::path& path);
+
+/// A file written in pieces and never seen half-written: the pieces go through a buffer of `buffer_bytes`
+/// into the temporary (temporary_path()); commit() flushes it to disk and renames it over `path`. A writer
+/// destroyed without commit() removes its temporary. Large outputs (VTK snapshots of millions of points)
+/// stream through it instead of being assembled in memory first.
+class AtomicWriter {
+ public:
+  /// Creates the temporary. @throws std::runtime_error with the path and the system error.
+  explicit AtomicWriter(std::filesystem::path path, std::size_t buffer_bytes = std::size_t{1} << 20);
+  ~AtomicWriter();
+  AtomicWriter(const AtomicWriter&) = delete;
+  AtomicWriter& operator=(const AtomicWriter&) = delete;
+
+  /// Appends `bytes`. @throws std::runtime_error (the temporary is removed) when the file system refuses
+  /// them, e.g. a full disk.
+  void write(std::string_view bytes);
+  /// Flushes, fsyncs, closes and renames the temporary over the final path.
+  /// @throws std::runtime_error with the path and the system error (the temporary is removed).
+  void commit();
+
+ private:
+  void flush();
+  [[noreturn]] void fail(const char* what);
+
+  std::filesystem::path path_, tmp_;
+  std::string buffer_;
+  std::size_t capacity_;
+  int fd_ = -1;
+};
 
 /// Removes the temporaries (names ending in ".tmp-<pid>") that an earlier process left in `dir` when it was
 /// killed mid-write: those of a process that no longer runs on this host, and any older than `max_age` (a

@@ -44,10 +44,8 @@ class GridWriter final : public SnapshotWriter {
     if (options_.vti) {
       std::vector<VtkArray> arrays;
       for (int sp = 0; sp < field_.species_count(); ++sp) {
-        const auto first =
-            field_.host().begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(sp) * n);
         arrays.push_back(VtkArray::of(field_.species_names()[static_cast<std::size_t>(sp)],
-                                      std::vector<Real>(first, first + static_cast<std::ptrdiff_t>(n))));
+                                      field_.host().data() + static_cast<std::size_t>(sp) * n, n));
       }
       const double origin[3] = {0.5 * s.h, 0.5 * s.h, s.nz > 1 ? 0.5 * s.h : 0.0};
       const std::string file = field_.name() + "_" + tag + ".vti";

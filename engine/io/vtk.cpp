@@ -1,5 +1,6 @@
 #include "engine/io/vtk.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <iomanip>
 #include <sstream>
@@ -41,47 +42,112 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-/// RFC 4648 base64 of `size` bytes.
-std::string base64(const void* bytes, std::size_t size) {
-  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  const auto* p = static_cast<const unsigned char*>(bytes);
-  std::string out;
-  out.reserve((size + 2) / 3 * 4);
-  for (std::size_t i = 0; i < size; i += 3) {
-    const std::uint32_t b0 = p[i], b1 = i + 1 < size ? p[i + 1] : 0u, b2 = i + 2 < size ? p[i + 2] : 0u;
-    const std::uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
-    out += kAlphabet[(triple >> 18) & 63];
-    out += kAlphabet[(triple >> 12) & 63];
-    out += i + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
-    out += i + 2 < size ? kAlphabet[triple & 63] : '=';
-  }
-  return out;
-}
+/// RFC 4648 base64, streamed into a file: bytes are encoded 3 at a time as they come, the up to 2 left over
+/// wait for the next write(), finish() pads the last group. The output equals the base64 of all the bytes
+/// written at once, without holding them (or their encoding) in memory.
+class Base64Stream {
+ public:
+  explicit Base64Stream(AtomicWriter& out) : out_(out) {}
 
-/// One inline binary DataArray: base64 of the UInt64 byte count, then base64 of the bytes (encoded
-/// separately, as VTK writes them).
-void data_array(std::ostringstream& xml, const std::string& type, const std::string& name, int components,
-                const void* bytes, std::uint64_t size, const char* indent) {
+  void write(const void* bytes, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(bytes);
+    while (carried_ > 0 && carried_ < 3 && size > 0) {
+      carry_[carried_++] = *p++;
+      --size;
+    }
+    if (carried_ == 3) {
+      encode(carry_, 3);
+      carried_ = 0;
+    }
+    const std::size_t whole = size / 3 * 3;
+    for (std::size_t i = 0; i < whole; i += kChunk) encode(p + i, std::min(kChunk, whole - i));
+    for (std::size_t i = whole; i < size; ++i) carry_[carried_++] = p[i];
+  }
+
+  void finish() {
+    if (carried_ > 0) encode(carry_, carried_);
+    carried_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kChunk = 3 * 16384;  ///< input bytes encoded per write to the file
+
+  void encode(const unsigned char* p, std::size_t size) {
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    text_.clear();
+    for (std::size_t i = 0; i < size; i += 3) {
+      const std::uint32_t b0 = p[i], b1 = i + 1 < size ? p[i + 1] : 0u, b2 = i + 2 < size ? p[i + 2] : 0u;
+      const std::uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
+      text_ += kAlphabet[(triple >> 18) & 63];
+      text_ += kAlphabet[(triple >> 12) & 63];
+      text_ += i + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
+      text_ += i + 2 < size ? kAlphabet[triple & 63] : '=';
+    }
+    out_.write(text_);
+  }
+
+  AtomicWriter& out_;
+  unsigned char carry_[3] = {0, 0, 0};
+  std::size_t carried_ = 0;
+  std::string text_;
+};
+
+/// One inline binary DataArray of `size` bytes that `emit` writes into the Base64Stream it is given:
+/// base64 of the UInt64 byte count, then base64 of the bytes (encoded separately, as VTK writes them).
+template <class Emit>
+void data_array(AtomicWriter& out, const std::string& type, const std::string& name, int components,
+                std::uint64_t size, const char* indent, Emit&& emit) {
+  std::ostringstream xml;
   xml << indent << "<DataArray type=\"" << type << "\"";
   if (!name.empty()) xml << " Name=\"" << xml_escape(name) << "\"";
   if (components != 1) xml << " NumberOfComponents=\"" << components << "\"";
-  xml << " format=\"binary\">" << base64(&size, sizeof size) << base64(bytes, size) << "</DataArray>\n";
+  xml << " format=\"binary\">";
+  out.write(xml.str());
+  Base64Stream b64(out);
+  b64.write(&size, sizeof size);
+  b64.finish();
+  emit(b64);
+  b64.finish();
+  out.write("</DataArray>\n");
+}
+
+/// A DataArray of bytes held in memory.
+void data_array(AtomicWriter& out, const std::string& type, const std::string& name, int components,
+                const void* bytes, std::uint64_t size, const char* indent) {
+  data_array(out, type, name, components, size, indent,
+             [&](Base64Stream& b64) { b64.write(bytes, static_cast<std::size_t>(size)); });
+}
+
+/// A DataArray of `count` Int64 values value(0), value(1), ..., generated a block at a time (connectivity
+/// and offsets, which would otherwise take 16 bytes per point in memory).
+template <class Value>
+void int64_array(AtomicWriter& out, const std::string& name, std::uint64_t count, const char* indent,
+                 Value&& value) {
+  data_array(out, "Int64", name, 1, count * sizeof(std::int64_t), indent, [&](Base64Stream& b64) {
+    constexpr std::uint64_t kBlock = 8192;
+    std::int64_t block[kBlock];
+    for (std::uint64_t start = 0; start < count; start += kBlock) {
+      const std::uint64_t n = std::min(kBlock, count - start);
+      for (std::uint64_t k = 0; k < n; ++k) block[k] = value(start + k);
+      b64.write(block, n * sizeof(std::int64_t));
+    }
+  });
 }
 
 }  // namespace
 
 namespace {
 /// An unstructured grid of `n` points with `cells` cells of `corners` points each (VTK cell type `type`),
-/// cell c made of points connectivity[corners * c ..].
-void write_vtu(const std::filesystem::path& path, const std::vector<float>& points,
-               const std::vector<std::int64_t>& connectivity, int corners, std::uint8_t type,
-               const std::vector<VtkArray>& arrays) {
+/// cell c made of points corner(corners * c), corner(corners * c + 1), ... Streamed into the file.
+template <class Corner>
+void write_vtu(const std::filesystem::path& path, const std::vector<float>& points, std::uint64_t cells,
+               int corners, std::uint8_t type, const std::vector<VtkArray>& arrays, Corner&& corner) {
   if (points.size() % 3 != 0) throw std::invalid_argument("points must hold 3 coordinates per point");
   const std::uint64_t n = points.size() / 3;
   for (const auto& a : arrays)
     if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
       throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per point");
-  const std::uint64_t cells = connectivity.size() / static_cast<std::uint64_t>(corners);
+  AtomicWriter out(path);
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
@@ -89,40 +155,42 @@ void write_vtu(const std::filesystem::path& path, const std::vector<float>& poin
       << "  <UnstructuredGrid>\n"
       << "    <Piece NumberOfPoints=\"" << n << "\" NumberOfCells=\"" << cells << "\">\n"
       << "      <PointData>\n";
+  out.write(xml.str());
   const char* indent = "        ";
   for (const auto& a : arrays)
-    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), indent);
-  xml << "      </PointData>\n      <Points>\n";
-  data_array(xml, "Float32", "", 3, points.data(), points.size() * sizeof(float), indent);
-  xml << "      </Points>\n      <Cells>\n";
-  std::vector<std::int64_t> offsets(cells);
-  for (std::uint64_t c = 0; c < cells; ++c)
-    offsets[c] = static_cast<std::int64_t>((c + 1) * static_cast<std::uint64_t>(corners));
-  const std::vector<std::uint8_t> types(cells, type);
-  data_array(xml, "Int64", "connectivity", 1, connectivity.data(), connectivity.size() * sizeof(std::int64_t),
-             indent);
-  data_array(xml, "Int64", "offsets", 1, offsets.data(), cells * sizeof(std::int64_t), indent);
-  data_array(xml, "UInt8", "types", 1, types.data(), cells, indent);
-  xml << "      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n";
-  write_file_atomic(path, xml.str());
+    data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), indent);
+  out.write("      </PointData>\n      <Points>\n");
+  data_array(out, "Float32", "", 3, points.data(), points.size() * sizeof(float), indent);
+  out.write("      </Points>\n      <Cells>\n");
+  const auto k = static_cast<std::uint64_t>(corners);
+  int64_array(out, "connectivity", cells * k, indent, corner);
+  int64_array(out, "offsets", cells, indent,
+              [&](std::uint64_t c) { return static_cast<std::int64_t>((c + 1) * k); });
+  data_array(out, "UInt8", "types", 1, cells, indent, [&](Base64Stream& b64) {
+    const std::vector<std::uint8_t> block(std::min<std::uint64_t>(cells, 3 * 8192), type);
+    for (std::uint64_t start = 0; start < cells; start += block.size())
+      b64.write(block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), cells - start)));
+  });
+  out.write("      </Cells>\n    </Piece>\n  </UnstructuredGrid>\n</VTKFile>\n");
+  out.commit();
 }
 }  // namespace
 
 void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
                       const std::vector<VtkArray>& arrays) {
-  std::vector<std::int64_t> connectivity(points.size() / 3);
-  for (std::size_t i = 0; i < connectivity.size(); ++i) connectivity[i] = static_cast<std::int64_t>(i);
-  write_vtu(path, points, connectivity, 1, 1 /* VTK_VERTEX */, arrays);
+  write_vtu(path, points, points.size() / 3, 1, 1 /* VTK_VERTEX */, arrays,
+            [](std::uint64_t i) { return static_cast<std::int64_t>(i); });
 }
 
 void write_vtu_triangles(const std::filesystem::path& path, const std::vector<float>& points,
                          const std::vector<std::int32_t>& triangles, const std::vector<VtkArray>& arrays) {
   if (triangles.size() % 3 != 0) throw std::invalid_argument("triangles must hold 3 point indices each");
   const auto n = static_cast<std::int64_t>(points.size() / 3);
-  std::vector<std::int64_t> connectivity(triangles.begin(), triangles.end());
-  for (auto v : connectivity)
+  for (auto v : triangles)
     if (v < 0 || v >= n) throw std::invalid_argument("triangle refers to a point out of range");
-  write_vtu(path, points, connectivity, 3, 5 /* VTK_TRIANGLE */, arrays);
+  write_vtu(path, points, triangles.size() / 3, 3, 5 /* VTK_TRIANGLE */, arrays, [&](std::uint64_t i) {
+    return static_cast<std::int64_t>(triangles[static_cast<std::size_t>(i)]);
+  });
 }
 
 void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
@@ -141,10 +209,12 @@ void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const 
       << "  <ImageData WholeExtent=\"" << extent << "\" Origin=\"" << origin[0] << " " << origin[1] << " "
       << origin[2] << "\" Spacing=\"" << spacing << " " << spacing << " " << spacing << "\">\n"
       << "    <Piece Extent=\"" << extent << "\">\n      <PointData>\n";
+  AtomicWriter out(path);
+  out.write(xml.str());
   for (const auto& a : arrays)
-    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
-  xml << "      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n";
-  write_file_atomic(path, xml.str());
+    data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
+  out.write("      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n");
+  out.commit();
 }
 
 void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const std::vector<double>& points,
@@ -164,13 +234,14 @@ void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const 
          "header_type=\"UInt64\">\n"
       << "  <StructuredGrid WholeExtent=\"" << extent << "\">\n"
       << "    <Piece Extent=\"" << extent << "\">\n      <Points>\n";
-  data_array(xml, "Float64", "Points", 3, reinterpret_cast<const unsigned char*>(points.data()),
-             points.size() * sizeof(double), "        ");
-  xml << "      </Points>\n      <PointData>\n";
+  AtomicWriter out(path);
+  out.write(xml.str());
+  data_array(out, "Float64", "Points", 3, points.data(), points.size() * sizeof(double), "        ");
+  out.write("      </Points>\n      <PointData>\n");
   for (const auto& a : arrays)
-    data_array(xml, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
-  xml << "      </PointData>\n    </Piece>\n  </StructuredGrid>\n</VTKFile>\n";
-  write_file_atomic(path, xml.str());
+    data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
+  out.write("      </PointData>\n    </Piece>\n  </StructuredGrid>\n</VTKFile>\n");
+  out.commit();
 }
 
 void PvdSeries::add(double time, const std::string& file) {

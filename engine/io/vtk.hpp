@@ -30,6 +30,11 @@ struct VtkArray {
   /// Array of n = values.size() / components points.
   template <class T>
   static VtkArray of(std::string name, const std::vector<T>& values, int components = 1) {
+    return of(std::move(name), values.data(), values.size(), components);
+  }
+  /// Array of n = count / components points, copied from values[0, count).
+  template <class T>
+  static VtkArray of(std::string name, const T* values, std::size_t count, int components = 1) {
     VtkArray a;
     a.name = std::move(name);
     a.components = components;
@@ -45,8 +50,8 @@ struct VtkArray {
       a.type = "UInt8";
     else
       static_assert(!sizeof(T), "unsupported VTK array type");
-    const auto* p = reinterpret_cast<const unsigned char*>(values.data());
-    a.bytes.assign(p, p + values.size() * sizeof(T));
+    const auto* p = reinterpret_cast<const unsigned char*>(values);
+    a.bytes.assign(p, p + count * sizeof(T));
     return a;
   }
 };
