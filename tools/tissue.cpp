@@ -20,6 +20,7 @@
 #include <limits>
 #include <string>
 
+#include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/run/runner.hpp"
@@ -36,12 +37,17 @@ int run(RunRequest request, const std::string& backend) {
   return runner.run();
 }
 
-int check(const std::string& path) {
+int check(const std::string& path, const std::string& backend) {
+  if (!backend.empty()) select_backend(backend);
   const auto scenario = io::Scenario::from_file(path);
   auto sim = builtin_modules().build_simulation(scenario);
   std::printf("%s: valid scenario (%s): %s; %lld steps of dt = %g\ncomposed schedule:\n%s", path.c_str(),
               sim->model.c_str(), sim->description.c_str(), static_cast<long long>(sim->steps), sim->dt,
               sim->schedule.describe().c_str());
+  // the estimate the scenario was admitted with (Composition::reserve_memory), for the cpu backend unless
+  // --backend says otherwise
+  std::printf("memory estimate: %.4g GB host, %.4g GB device (%s backend)\n", sim->memory.host / 1e9,
+              sim->memory.device / 1e9, std::string(exec::to_string(exec::backend())).c_str());
   return kExitOk;
 }
 
@@ -103,6 +109,10 @@ int main(int argc, char** argv) {
   std::string check_path;
   auto* check_cmd = app.add_subcommand("check", "validate a scenario and print its schedule; runs nothing");
   check_cmd->add_option("scenario", check_path, "scenario file (TOML)")->required();
+  std::string check_backend;
+  check_cmd
+      ->add_option("--backend", check_backend, "cpu or cuda: the backend whose memory is estimated (cpu)")
+      ->check(not_empty);
 
   auto* modules_cmd = app.add_subcommand("modules", "list the modules a scenario can name");
 
@@ -121,7 +131,7 @@ int main(int argc, char** argv) {
   request.out = out;
   try {
     if (*run_cmd) return run(std::move(request), backend);
-    if (*check_cmd) return check(check_path);
+    if (*check_cmd) return check(check_path, check_backend);
     if (*modules_cmd) return list_modules();
   } catch (const std::exception& e) {
     const int code = exit_code_for(e);

@@ -80,10 +80,7 @@ double peak_bandwidth_gbs() {
 }
 
 namespace {
-std::size_t backend_memory_bytes() {
-#if defined(TISSUE_BACKEND_CUDA)
-  if (g_backend == Backend::cuda) return cuda::free_memory_bytes();
-#endif
+std::size_t meminfo_available_bytes() {
   std::ifstream meminfo("/proc/meminfo");
   std::string key;
   std::size_t kb = 0;
@@ -92,16 +89,26 @@ std::size_t backend_memory_bytes() {
     if (key == "MemAvailable:") return kb * 1024;
   return static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
 }
-}  // namespace
 
-std::size_t available_memory_bytes() {
-  std::size_t bytes = backend_memory_bytes();
+std::size_t limited(std::size_t bytes) {
   if (const char* limit = std::getenv("TISSUE_MEMORY_LIMIT")) {
     char* end = nullptr;
     const unsigned long long v = std::strtoull(limit, &end, 10);
     if (end != limit && *end == '\0') bytes = std::min<std::size_t>(bytes, static_cast<std::size_t>(v));
   }
   return bytes;
+}
+}  // namespace
+
+std::size_t host_memory_bytes() {
+  return limited(meminfo_available_bytes());
+}
+
+std::size_t available_memory_bytes() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) return limited(cuda::free_memory_bytes());
+#endif
+  return host_memory_bytes();
 }
 
 void synchronize() {

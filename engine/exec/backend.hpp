@@ -47,6 +47,24 @@ double peak_bandwidth_gbs();
 /// environment variable TISSUE_MEMORY_LIMIT [bytes] when set (a share of a node, the fuzz tests).
 std::size_t available_memory_bytes();
 
+/// Host memory that can still be allocated [bytes]: MemAvailable from /proc/meminfo (total physical memory
+/// if unreadable), at most TISSUE_MEMORY_LIMIT when set. The same as available_memory_bytes() on the CPU
+/// backend.
+std::size_t host_memory_bytes();
+
+/// The memory an entity set or module will hold at its peak [bytes], estimated from the sizes a scenario
+/// asks for before anything is allocated: `device` in DeviceBuffers (host memory on the CPU backend),
+/// `host` in host arrays (mirrors of device data, output and checkpoint staging).
+struct MemoryEstimate {
+  double host = 0.0;
+  double device = 0.0;
+  MemoryEstimate& operator+=(const MemoryEstimate& o) {
+    host += o.host;
+    device += o.device;
+    return *this;
+  }
+};
+
 /// Waits until all work queued on the active backend has finished (no-op on the CPU backend).
 void synchronize();
 

@@ -23,7 +23,7 @@ class DeviceBuffer {
  public:
   DeviceBuffer() : backend_(exec::backend()) {}
   explicit DeviceBuffer(std::size_t size) : backend_(exec::backend()) { resize(size); }
-  ~DeviceBuffer() { exec::deallocate(data_, backend_); }
+  ~DeviceBuffer() { exec::deallocate(data_, size_ * sizeof(T), backend_); }
 
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -31,7 +31,7 @@ class DeviceBuffer {
       : data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)), backend_(o.backend_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
-      exec::deallocate(data_, backend_);
+      exec::deallocate(data_, size_ * sizeof(T), backend_);
       data_ = std::exchange(o.data_, nullptr);
       size_ = std::exchange(o.size_, 0);
       backend_ = o.backend_;
@@ -42,7 +42,7 @@ class DeviceBuffer {
   /// Reallocates to `size` elements on the active backend; old contents are discarded.
   void resize(std::size_t size) {
     if (size == size_ && backend_ == exec::backend()) return;
-    exec::deallocate(data_, backend_);
+    exec::deallocate(data_, size_ * sizeof(T), backend_);
     data_ = nullptr;
     size_ = 0;
     backend_ = exec::backend();

@@ -62,6 +62,9 @@ void RunRecord::write(const std::filesystem::path& dir) const {
   j["last_checkpoint"] =
       last_checkpoint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(last_checkpoint);
   j["wall_seconds"] = wall_seconds;
+  j["memory"] = {{"estimate_host_bytes", memory_estimate_host},
+                 {"estimate_device_bytes", memory_estimate_device},
+                 {"device_peak_bytes", memory_device_peak}};
   write_file_atomic(dir / "run.json", j.dump(2) + "\n");
 }
 

@@ -36,6 +36,11 @@ struct RunRecord {
   std::string restarted_from;   ///< checkpoint a restarted run continued from ("" for a fresh run)
   std::int64_t start_step = 0;  ///< the step the run started from (the checkpoint's)
   std::string last_checkpoint;  ///< newest checkpoint this run wrote ("" if none)
+  /// Memory [bytes]: the estimate the scenario was admitted with (host, device: Composition::reserve_memory)
+  /// and the most the engine's device buffers held during the run (exec::allocation_stats of the backend,
+  /// host memory on the CPU backend), so that an estimate can be compared with what happened.
+  double memory_estimate_host = 0.0, memory_estimate_device = 0.0;
+  std::size_t memory_device_peak = 0;
 
   /// Fills scenario_path (made absolute) and scenario_sha256 from the scenario's path and bytes.
   void set_scenario(const std::filesystem::path& path, std::string_view bytes);

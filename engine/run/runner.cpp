@@ -9,6 +9,7 @@
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/exec/memory.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
@@ -160,6 +161,8 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   record_.steps_requested = end_step_;
   record_.start_step = record_.steps_done = sim.world->step;
   record_.restarted_from = restarted_from_;
+  record_.memory_estimate_host = sim.memory.host;
+  record_.memory_estimate_device = sim.memory.device;
   record_.write(out_);  // "running" until the run ends, however it ends
 }
 
@@ -179,6 +182,7 @@ void Runner::finish(const char* status, int exit_code, const std::string& messag
   record_.message = message;
   record_.ended = io::utc_now_iso8601();
   record_.wall_seconds = now_seconds() - started_;
+  record_.memory_device_peak = exec::allocation_stats(exec::backend()).peak;
   record_.write(out_);
 }
 

@@ -1,6 +1,8 @@
 #include "engine/schedule/composition.hpp"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 #include <stdexcept>
 
 #include "engine/core/state_checks.hpp"
@@ -57,7 +59,37 @@ void Composition::set_derived_dt(double dt) {
   derived_dt_ = dt;
 }
 
+void Composition::reserve_memory(const io::ScenarioTable& table, const std::string& key,
+                                 const std::string& what, const exec::MemoryEstimate& need) {
+  const bool gpu = exec::backend() == exec::Backend::cuda;
+  if (host_available_ < 0.0) {
+    host_available_ = static_cast<double>(exec::host_memory_bytes());
+    device_available_ = gpu ? static_cast<double>(exec::available_memory_bytes()) : host_available_;
+  }
+  const exec::MemoryEstimate total = exec::MemoryEstimate(reserved_) += need;
+  const auto gb = [](double bytes) {
+    std::ostringstream s;
+    s << std::setprecision(3) << bytes / 1e9;
+    return s.str();
+  };
+  const auto refuse = [&](double mine, double all, double available, const char* where) {
+    std::ostringstream msg;
+    msg << what << " need about " << gb(mine) << " GB";
+    if (all > mine) msg << " (" << gb(all) << " GB with what the scenario's earlier tables need)";
+    msg << ", more than the " << gb(available) << " GB available " << where;
+    table.fail(key, msg.str());
+  };
+  if (gpu) {
+    if (total.device > device_available_) refuse(need.device, total.device, device_available_, "on the GPU");
+    if (total.host > host_available_) refuse(need.host, total.host, host_available_, "in host memory");
+  } else if (total.host + total.device > host_available_) {
+    refuse(need.host + need.device, total.host + total.device, host_available_, "on the cpu backend");
+  }
+  reserved_ = total;
+}
+
 std::unique_ptr<Simulation> Composition::finish() {
+  sim_->memory = reserved_;
   world();  // a scenario of modules without entity sets still steps a (empty) world
   if (derived_dt_ > 0.0) sim_->dt = derived_dt_;
   auto writers = writers_;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/exec/backend.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/simulation.hpp"
 
@@ -87,6 +88,17 @@ class Composition {
   void set_derived_dt(double dt);
   bool has_derived_dt() const { return derived_dt_ > 0.0; }
 
+  /// Reserves the memory an entity set or module is about to allocate (`need`, estimated from the sizes it
+  /// read), before it allocates anything. Reservations add up; when their total exceeds what was available
+  /// when the first was made (host: exec::host_memory_bytes(); device: exec::available_memory_bytes() on
+  /// the CUDA backend; on the CPU backend both come out of host memory), the scenario is refused at
+  /// `table`.`key` with the numbers. `what` names what needs it ("a 4000 x 4000 grid ...").
+  /// @throws InputError (ScenarioTable::fail) when it does not fit.
+  void reserve_memory(const io::ScenarioTable& table, const std::string& key, const std::string& what,
+                      const exec::MemoryEstimate& need);
+  /// The total reserved so far.
+  const exec::MemoryEstimate& reserved_memory() const { return reserved_; }
+
   /// Turns what was installed into the Simulation (dt, cadences and steps are set by the registry).
   std::unique_ptr<Simulation> finish();
 
@@ -105,6 +117,8 @@ class Composition {
   std::vector<std::function<void(World&)>> checks_;
   std::vector<std::string> description_;
   double derived_dt_ = 0.0;
+  exec::MemoryEstimate reserved_;
+  double host_available_ = -1.0, device_available_ = -1.0;  ///< measured at the first reservation
 };
 
 }  // namespace tissue

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/exec/backend.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace tissue {
@@ -80,6 +81,9 @@ class Simulation {
   std::function<bool(World&)> converged;
   /// One line describing the model's setup for the run header (grid, reaction, ...).
   std::string description;
+  /// The estimated peak memory of the run (the sum of the modules' Composition::reserve_memory()), printed by
+  /// `tissue check`.
+  exec::MemoryEstimate memory;
 
   /// Takes n time steps.
   void advance(std::int64_t n) {

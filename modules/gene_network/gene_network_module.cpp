@@ -64,6 +64,21 @@ void install_gene_network(Composition& comp) {
                        ") must be at least twice the largest interaction distance " +
                        std::to_string(neighbour_distance) + " (gene_network.neighbour_distance)");
 
+  // memory (engine allocation counters, tests/scenarios/memory_estimate.py): on the device the species
+  // column with its capacity and the integrator's stage buffers (about 16 bytes per species and cell); on
+  // the host its mirror, and each species repeated at every element of the cell in the snapshot writer's
+  // point data (4 bytes per species and element). Rounded up by 10 %.
+  {
+    const auto n_species = static_cast<double>(names.size());
+    exec::MemoryEstimate need;
+    need.device = 18.0 * n_species * static_cast<double>(w.cells.capacity());
+    need.host = n_species * (4.4 * static_cast<double>(w.elements.size()) +
+                             9.0 * static_cast<double>(w.cells.capacity()));
+    comp.reserve_memory(table, "",
+                        std::to_string(names.size()) + " gene network species on " +
+                            std::to_string(w.cells.size()) + " cells",
+                        need);
+  }
   auto& species = add_species_column(w, names);
   for (std::size_t c = 0; c < w.cells.size(); ++c)
     for (std::size_t s = 0; s < initial.size(); ++s)

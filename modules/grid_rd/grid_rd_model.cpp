@@ -239,17 +239,21 @@ void install_grid_rd(Composition& comp) {
         << laplacian_spectral_radius(p.stencil, p.shape.h) << "))";
     throw InputError(msg.str());
   }
-  const std::size_t value_bytes = settings.precision == "double" ? 8 : 4;
-  const std::size_t arrays = p.integrator == Integrator::rk4 ? 5 : 2;  // current, next (+ RK4 workspace)
-  const double need = static_cast<double>(p.shape.cells()) * 2.0 * static_cast<double>(value_bytes * arrays);
-  const double available = static_cast<double>(exec::available_memory_bytes());
-  if (need > available) {
-    std::ostringstream msg;
-    msg << "grid " << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << " needs " << need / 1e9
-        << " GB (2 species, " << settings.precision << ", " << arrays << " arrays), more than the "
-        << available / 1e9 << " GB available on the " << exec::to_string(exec::backend()) << " backend";
-    grid.fail("nx", msg.str());
-  }
+  // memory before anything is allocated (the field's DeviceBuffers, its host mirror, the VTK staging)
+  const double value_bytes = settings.precision == "double" ? 8.0 : 4.0;
+  const double arrays = p.integrator == Integrator::rk4 ? 5.0 : 2.0;  // current, next (+ RK4's k, acc, tmp)
+  const double values = static_cast<double>(p.shape.cells()) * 2.0;   // 2 species per node
+  exec::MemoryEstimate need;
+  need.device = values * value_bytes * arrays;
+  // the host mirror (download() before output and checkpoints), a copy of every species in the VTK writer's
+  // arrays while a snapshot is written, and a PNG's RGB pixels with their compressed stream
+  need.host =
+      values * value_bytes * (output.vti ? 2.0 : 1.0) +
+      (output.png_species.empty() || p.shape.nz > 1 ? 0.0 : 8.0 * static_cast<double>(p.shape.cells()));
+  std::ostringstream what;
+  what << p.shape.nx << " x " << p.shape.ny << " x " << p.shape.nz << " grid nodes (2 species, "
+       << settings.precision << ", " << arrays << " arrays)";
+  comp.reserve_memory(grid, "nx", what.str(), need);
 
   if (settings.precision == "double")
     install_typed<double>(comp, p, init, output);

@@ -243,12 +243,17 @@ void install_surface_rd(Composition& comp) {
     if (settings.dt_given) throw InputError(settings.where_dt + ": simulation.dt: " + msg.str());
     rd.fail("dt_factor", msg.str());
   }
-  const std::size_t value_bytes = settings.precision == "double" ? 8 : 4;
-  const double need = static_cast<double>(m->vertex_count()) * 2.0 * static_cast<double>(value_bytes) * 12.0 +
-                      static_cast<double>(m->face_count()) * 80.0;
-  if (need > static_cast<double>(exec::available_memory_bytes()))
-    root.table("mesh").fail(
-        "", "the mesh needs about " + std::to_string(need / 1e9) + " GB, more than available");
+  // memory: on the device the species and the integrator's stages (12 arrays of 2 species per vertex) and
+  // the cotangent Laplacian with the mesh (about 80 bytes per face); on the host the field's mirror, the
+  // mesh and the snapshot writer's copies (points and species)
+  const double value_bytes = settings.precision == "double" ? 8.0 : 4.0;
+  const auto vertices = static_cast<double>(m->vertex_count()), faces = static_cast<double>(m->face_count());
+  exec::MemoryEstimate need;
+  need.device = vertices * 2.0 * value_bytes * 12.0 + faces * 80.0;
+  need.host = vertices * (2.0 * value_bytes * 2.0 + 24.0 + 12.0) + faces * 12.0;
+  comp.reserve_memory(
+      root.table("mesh"), "",
+      std::to_string(m->vertex_count()) + " mesh vertices (2 species, " + settings.precision + ")", need);
 
   if (settings.precision == "double")
     install_typed<double>(comp, surface, p, init, dt, converge);
