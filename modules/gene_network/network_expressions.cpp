@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -153,8 +154,19 @@ bool valid_name(const std::string& s) {
 struct VariableArrays {
   std::size_t capacity = 0;
   std::map<std::string, std::vector<double>> arrays;
-  void bind(mu::ParserBase& p) {
-    for (auto& [name, a] : arrays) p.DefineVar(name, a.data());
+  /// Lets `p` bind the arrays of the names its expression uses, as it meets them (muParser's variable
+  /// factory): each parser holds only its own expression's variables, not every name of the network (with
+  /// all of them bound, 5000 species took 5000 x 10001 bindings, gigabytes).
+  void bind(mu::ParserBase& p) { p.SetVarFactory(&VariableArrays::find, this); }
+
+ private:
+  /// muParser's factory: the array of `name`. @throws mu::ParserError for a name the network does not
+  /// have (the expressions were checked before, so this does not happen in a run).
+  static double* find(const char* name, void* self) {
+    auto& arrays = static_cast<VariableArrays*>(self)->arrays;
+    const auto it = arrays.find(name);
+    if (it == arrays.end()) throw mu::ParserError(std::string("unknown name \"") + name + "\"");
+    return it->second.data();
   }
 };
 
@@ -171,11 +183,36 @@ std::vector<std::string> variable_names(const UserNetworkSpec& spec, const std::
   return names;
 }
 
+/// muParser's variable factory while an expression is checked: a name in `known` reads a dummy 1.0; any other
+/// is the error muParser gives for an undefined name, at the name's first column in the expression. Names
+/// are bound as the expression uses them, so checking S rates costs O(S), not O(S^2) bindings.
+struct CheckedNames {
+  const std::set<std::string>* known;
+  const std::string* expr;
+  std::deque<double> values;
+
+  static double* find(const char* name, void* self) {
+    auto& me = *static_cast<CheckedNames*>(self);
+    if (me.known->count(name)) return &me.values.emplace_back(1.0);
+    const std::string& e = *me.expr;
+    const std::string token = name;
+    const auto word = [&](std::size_t at) {
+      const auto ident = [&](std::size_t i) {
+        return std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '_';
+      };
+      return (at == 0 || !ident(at - 1)) && (at + token.size() >= e.size() || !ident(at + token.size()));
+    };
+    std::size_t at = e.find(token);
+    while (at != std::string::npos && !word(at)) at = e.find(token, at + 1);
+    throw mu::ParserError(mu::ecUNASSIGNABLE_TOKEN, at == std::string::npos ? 0 : static_cast<int>(at),
+                          token);
+  }
+};
+
 /// Parses `expr` with the given variables and the spec's parameters; returns the variables it uses.
 /// @throws InputError at `where` with the token and its column.
-std::vector<std::string> check_expression(const UserNetworkSpec& spec,
-                                          const std::vector<std::string>& variables, const std::string& expr,
-                                          const std::string& where) {
+std::vector<std::string> check_expression(const UserNetworkSpec& spec, const std::set<std::string>& variables,
+                                          const std::string& expr, const std::string& where) {
   for (std::size_t i = 0; i < expr.size(); ++i) {
     if (expr[i] == '^')
       expression_error(where, expr,
@@ -193,8 +230,8 @@ std::vector<std::string> check_expression(const UserNetworkSpec& spec,
   }
   if (expr.find_first_not_of(" \t\n") == std::string::npos) expression_error(where, expr, "empty expression");
   NetworkParser parser;
-  std::vector<double> dummy(variables.size(), 1.0);
-  for (std::size_t i = 0; i < variables.size(); ++i) parser.DefineVar(variables[i], &dummy[i]);
+  CheckedNames names{&variables, &expr, {}};
+  parser.SetVarFactory(&CheckedNames::find, &names);
   for (const auto& [name, value] : spec.parameters) parser.DefineConst(name, value);
   std::vector<std::string> used;
   try {
@@ -208,7 +245,8 @@ std::vector<std::string> check_expression(const UserNetworkSpec& spec,
     // an expression of parameters and numbers only is a constant: a non-finite one (1/0, log(0), sqrt(-1))
     // would fill every cell with inf or NaN from the first step
     if (used.empty() && !std::isfinite(value))
-      expression_error(where, expr, "the expression is a constant that is not finite (" + std::to_string(value) + ")");
+      expression_error(where, expr,
+                       "the expression is a constant that is not finite (" + std::to_string(value) + ")");
   } catch (const mu::ParserError& e) {
     const auto pos = static_cast<std::size_t>(std::max(0, e.GetPos()));
     const std::string token = e.GetToken();
@@ -366,11 +404,14 @@ UserNetworkSpec read_user_network(const io::ScenarioTable& t,
         fields.insert(name);
     }
   };
-  const auto rate_vars = variable_names(spec, available_fields, true);
+  const auto rate_names = variable_names(spec, available_fields, true);
+  const std::set<std::string> rate_vars(rate_names.begin(), rate_names.end());
   for (const auto& s : spec.species) note_use(check_expression(spec, rate_vars, s.rate, s.where));
-  if (!spec.suprabasal.empty())
-    note_use(check_expression(spec, variable_names(spec, available_fields, false), spec.suprabasal,
+  if (!spec.suprabasal.empty()) {
+    const auto names = variable_names(spec, available_fields, false);
+    note_use(check_expression(spec, std::set<std::string>(names.begin(), names.end()), spec.suprabasal,
                               spec.suprabasal_where));
+  }
   spec.mean_species.assign(means.begin(), means.end());
   if (spec.mean_species.size() > static_cast<std::size_t>(kMaxMeanSpecies))
     t.fail("species", "the network reads the neighbour means of " + std::to_string(spec.mean_species.size()) +
