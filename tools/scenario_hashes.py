@@ -59,7 +59,7 @@ STEPS = {
 # Text substitutions that make a scenario cheap enough for the gate (applied to a copy beside the original,
 # so that relative paths still resolve): the Willmore graph flow takes minutes per output step at n = 128.
 SHRINK = {"willmore_graph": [(r"(?m)^n = 128", "n = 24")]}
-RUN_ATTRIBUTES = {"scenario_path", "scenario_sha256", "engine_version", "engine_revision", "model"}
+RUN_ATTRIBUTES = {"scenario_path", "scenario_sha256", "engine_version", "engine_revision", "model", "input_files"}
 
 
 def sha(data):

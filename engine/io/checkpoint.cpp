@@ -616,6 +616,7 @@ void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader
       w.attribute(f, "next_cell_id", world.next_cell_id);
       w.attribute(f, "seed", static_cast<std::int64_t>(world.seed));
       w.string_dataset(f, "scenario", header.scenario_text);
+      w.attribute(f, "input_files", header.input_files);
       write_tables(w, f, world);
       write_fields(w, f, world);
       write_series(w, f, series);
@@ -657,6 +658,7 @@ CheckpointHeader read_checkpoint_header(const fs::path& path) {
   h.dt = r.number(f, "dt");
   h.steps_requested = r.integer(f, "steps_requested");
   h.scenario_text = r.string_dataset(f, "scenario");
+  if (H5Aexists(f, "input_files") > 0) h.input_files = r.string(f, "input_files");
   if (h.status != "ok" && h.status != "failed") r.fail("unknown status '" + h.status + "'");
   if (h.step < 0 || !(h.dt > 0.0) || !std::isfinite(h.time)) r.fail("step, time or dt out of range");
   if (sha256_hex(h.scenario_text) != h.scenario_sha256)

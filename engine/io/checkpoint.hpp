@@ -54,6 +54,9 @@ struct CheckpointHeader {
   double time = 0.0;            ///< simulated time (World::time) [time units]
   double dt = 0.0;              ///< the time step the run was using [time units]
   std::int64_t steps_requested = 0;  ///< the step the run was to end at
+  /// The files the scenario's modules read, with their SHA-256 (io::Scenario::input_files()); "" in
+  /// checkpoints written before it was recorded.
+  std::string input_files;
 };
 
 /// Writes `world` (downloaded first) with `header` and the output `series` to `path` atomically, and

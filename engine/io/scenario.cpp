@@ -11,6 +11,8 @@
 
 #include <toml++/toml.h>
 
+#include "engine/io/run_record.hpp"
+
 namespace tissue::io {
 
 struct Scenario::Impl {
@@ -19,6 +21,7 @@ struct Scenario::Impl {
   toml::table root;
   std::set<const toml::node*> read;                           ///< nodes some module has read
   std::map<const toml::table*, std::set<std::string>> asked;  ///< keys modules asked each table for
+  std::string input_files;                                    ///< Scenario::input_files()
 };
 
 namespace {
@@ -172,6 +175,14 @@ std::string ScenarioTable::where(std::string_view key) const {
   if (node_ != nullptr && as_table(node_)->source().begin.line > 0)
     return position(impl_->path, as_table(node_)->source());
   return impl_->path;
+}
+
+std::string Scenario::input_files() const {
+  return impl_->input_files;
+}
+
+void ScenarioTable::record_input_file(const std::filesystem::path& file, std::string_view bytes) const {
+  impl_->input_files += sha256_hex(bytes) + "  " + file.string() + "\n";
 }
 
 void ScenarioTable::fail(std::string_view key, const std::string& what) const {

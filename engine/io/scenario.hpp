@@ -9,6 +9,7 @@
 /// that CUDA translation units can include it.
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <memory>
 #include <string>
@@ -59,6 +60,10 @@ class Scenario {
 
   const std::string& path() const;
   const std::string& text() const;
+  /// The files the scenario's modules read (meshes), one line each in `sha256sum` form ("<SHA-256>  <path>",
+  /// in the order read; "" when none): a checkpoint stores it, and a restart refuses to continue when a
+  /// file changed since (the geometry of a run cannot change under it).
+  std::string input_files() const;
 
   struct Impl;
 
@@ -100,6 +105,9 @@ class ScenarioTable {
   std::string where(std::string_view key = {}) const;
   /// Throws an InputError at `key` with message "<path.key>: <what>".
   [[noreturn]] void fail(std::string_view key, const std::string& what) const;
+  /// Records that a module read `file` (named at `key`), with the SHA-256 of `bytes`, its content as read:
+  /// Scenario::input_files().
+  void record_input_file(const std::filesystem::path& file, std::string_view bytes) const;
 
  private:
   friend class Scenario;

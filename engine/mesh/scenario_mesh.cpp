@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
@@ -43,6 +45,10 @@ TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const std::string& s
       throw InputError(t.where("file") + ": mesh.file: " + e.what());
     }
     for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
+    // the file's hash goes into checkpoints: a restart refuses a mesh that changed since
+    std::ifstream in(file, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    t.record_input_file(fs::absolute(file).lexically_normal(), bytes);
   } else {
     // the size is checked before anything is generated
     const auto check_size = [&](const char* key, double vertices) {

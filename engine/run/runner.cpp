@@ -5,6 +5,8 @@
 #include <chrono>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <sstream>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
@@ -45,6 +47,29 @@ void create_output_dir(const fs::path& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error("cannot create output directory " + dir.string() + ": " + ec.message());
+}
+
+/// What differs between two io::Scenario::input_files() lists ("<sha256>  <path>" lines), for a message:
+/// "the file P changed (SHA-256 a... then, b... now)", or a file read then and not now, or the other way.
+std::string changed_input_files(const std::string& before, const std::string& now) {
+  const auto parse = [](const std::string& text) {
+    std::map<std::string, std::string> files;  // path -> sha256
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.size() > 66) files[line.substr(66)] = line.substr(0, 64);
+    return files;
+  };
+  const auto then = parse(before), current = parse(now);
+  for (const auto& [path, sha] : then) {
+    const auto it = current.find(path);
+    if (it == current.end()) return "the file " + path + " is no longer read (the scenario reads others)";
+    if (it->second != sha)
+      return "the file " + path + " changed (SHA-256 " + sha.substr(0, 12) + "... then, " +
+             it->second.substr(0, 12) + "... now)";
+  }
+  for (const auto& [path, sha] : current)
+    if (!then.count(path)) return "the file " + path + " is read now but was not then";
+  return "the files read changed";
 }
 
 /// The SHA-256 of a file's bytes. @throws InputError if unreadable.
@@ -117,6 +142,12 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
     header_.scenario_sha256 = io::sha256_hex(scenario->text());
   }
   sim_ = modules.build_simulation(*scenario);
+  if (!checkpoint.empty() && !header_.input_files.empty() && scenario->input_files() != header_.input_files)
+    throw InputError("checkpoint " + checkpoint.string() + ": " +
+                     changed_input_files(header_.input_files, scenario->input_files()) +
+                     " since the checkpoint was written; a restart continues on the files the run started "
+                     "with: restore them, or start a new run");
+  header_.input_files = scenario->input_files();
   Simulation& sim = *sim_;
   if (opt.checkpoint_every) sim.checkpoint.every_steps = *opt.checkpoint_every;
   header_.engine_version = kVersion;
