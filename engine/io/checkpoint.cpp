@@ -538,7 +538,8 @@ void read_tables(const Reader& r, hid_t file, World& world) {
     for (const auto& column : table->columns()) {
       const std::size_t value = size_of(column->scalar_type()), rows = table->size();
       auto* host = static_cast<unsigned char*>(column->host_bytes());
-      for (std::size_t c = 0; c < static_cast<std::size_t>(column->components()); ++c)
+      // an empty table's buffers may be null, which memcpy must not be given even for 0 bytes
+      for (std::size_t c = 0; rows > 0 && c < static_cast<std::size_t>(column->components()); ++c)
         std::memcpy(host + c * column->capacity() * value, packed[k].data() + c * rows * value, rows * value);
       column->clear_host_rows(rows, column->capacity());
       ++k;
