@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <iomanip>
 #include <limits>
 #include <sstream>
@@ -386,6 +387,15 @@ class Reader {
       H5Eclear2(H5E_DEFAULT);
       fail("not an HDF5 file");
     }
+    // Checkpoints are written in the HDF5 1.10 format (superblock version 3), whose metadata carry
+    // checksums. The 1.8 format's (superblock 0 or 1) do not, and HDF5 1.10.8 trusts the sizes in them: a
+    // damaged one made it read past a buffer (tests/fuzz, docs/fuzzing.md). Only the former is opened.
+    char head[9] = {};
+    std::ifstream(path_, std::ios::binary).read(head, sizeof head);
+    if (std::memcmp(head, "\x89HDF\r\n\x1a\n", 8) != 0) fail("not an HDF5 file (or one with a user block)");
+    if (head[8] < 2)
+      fail("HDF5 superblock version " + std::to_string(head[8]) +
+           ": not written by this engine, whose checkpoints use the HDF5 1.10 format (checksummed metadata)");
     const hid_t file = H5Fopen(path_.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0) fail_hdf5("cannot open (truncated or damaged file?)");
     return {file, H5Fclose};
@@ -538,7 +548,8 @@ void read_tables(const Reader& r, hid_t file, World& world) {
     for (const auto& column : table->columns()) {
       const std::size_t value = size_of(column->scalar_type()), rows = table->size();
       auto* host = static_cast<unsigned char*>(column->host_bytes());
-      for (std::size_t c = 0; c < static_cast<std::size_t>(column->components()); ++c)
+      // an empty table's buffers may be null, which memcpy must not be given even for 0 bytes
+      for (std::size_t c = 0; rows > 0 && c < static_cast<std::size_t>(column->components()); ++c)
         std::memcpy(host + c * column->capacity() * value, packed[k].data() + c * rows * value, rows * value);
       column->clear_host_rows(rows, column->capacity());
       ++k;

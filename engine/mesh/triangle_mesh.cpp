@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -33,15 +34,44 @@ void add_face(TriangleMesh& m, std::int32_t a, std::int32_t b, std::int32_t c) {
   m.faces.insert(m.faces.end(), {a, b, c});
 }
 
+/// The lines of an OBJ file as tinyobjloader splits them: at "\n", "\r\n" or a lone "\r" (std::getline would
+/// keep "x\rv abc" as one line and let its second record past the check below).
+std::vector<std::string> obj_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t begin = 0;
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (text[i] == '\n' || text[i] == '\r') {
+      lines.push_back(text.substr(begin, i - begin));
+      if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      begin = i + 1;
+    }
+  if (begin < text.size()) lines.push_back(text.substr(begin));
+  return lines;
+}
+
+/// True for a finite number whose decimal exponent, if any, has at most 4 digits after leading zeros:
+/// tinyobjloader 2.0.0rc10 overflows an int on an exponent of 10 digits (undefined behaviour), and no
+/// coordinate needs more than 3.
+bool obj_number(const std::string& t) {
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || *end != '\0' || !std::isfinite(v)) return false;
+  const auto e = t.find_first_of("eE");
+  if (e == std::string::npos) return true;
+  auto digits = t.find_first_not_of("+-", e + 1);
+  digits = t.find_first_not_of('0', digits);
+  return digits == std::string::npos || t.size() - digits <= 4;
+}
+
 /// The OBJ records tinyobjloader reads leniently, checked strictly first: a vertex `v x y z [w]` (or with
 /// colours `v x y z r g b`) must have 3, 4 or 6 finite numbers (tinyobjloader reads `v abc`, `v nan` and
-/// `v 1` as 0 or NaN), and a face `f a b c ...` at least 3 corners whose vertex index is a non-zero integer
-/// (it drops `f 1 2` silently). @throws InputError with file:line and what was expected.
-void check_obj_records(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  const std::string source = path.string();
-  std::string line;
-  for (std::size_t number = 1; std::getline(in, line); ++number) {
+/// `v 1` as 0 or NaN), texture coordinates, normals and parameter-space vertices (`vt`, `vn`, `vp`) finite
+/// numbers, and a face `f a b c ...` at least 3 corners whose vertex index is a non-zero integer (it drops
+/// `f 1 2` silently). @throws InputError with file:line and what was expected.
+void check_obj_records(const std::string& text, const std::string& source) {
+  const std::vector<std::string> lines = obj_lines(text);
+  for (std::size_t number = 1; number <= lines.size(); ++number) {
+    const std::string& line = lines[number - 1];
     std::istringstream tokens(line);
     std::string keyword;
     tokens >> keyword;
@@ -51,16 +81,12 @@ void check_obj_records(const std::filesystem::path& path) {
       if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
       throw InputError(source + ":" + std::to_string(number) + ": " + what + ", got '" + shown + "'");
     };
-    if (keyword == "v") {
-      std::vector<double> values;
-      for (std::string t; tokens >> t;) {
-        char* end = nullptr;
-        const double v = std::strtod(t.c_str(), &end);
-        if (end == t.c_str() || *end != '\0' || !std::isfinite(v))
-          fail("a vertex needs finite numbers (v x y z)");
-        values.push_back(v);
-      }
-      if (values.size() != 3 && values.size() != 4 && values.size() != 6)
+    if (keyword == "v" || keyword == "vt" || keyword == "vn" || keyword == "vp") {
+      std::size_t values = 0;
+      const std::string record = keyword == "v" ? "a vertex" : "a " + keyword + " record";
+      for (std::string t; tokens >> t; ++values)
+        if (!obj_number(t)) fail(record + " needs finite numbers (exponents of at most 4 digits)");
+      if (keyword == "v" && values != 3 && values != 4 && values != 6)
         fail("a vertex needs 3 coordinates (v x y z, optionally w or r g b)");
     } else if (keyword == "f") {
       int corners = 0;
@@ -247,12 +273,18 @@ TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string
   const std::string source = path.string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(source + ": mesh file not found");
-  check_obj_records(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(source + ": cannot open the mesh file");
+  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw InputError(source + ": cannot read the mesh file");
+  check_obj_records(text, source);
   tinyobj::ObjReaderConfig config;
   config.triangulate = true;
   config.vertex_color = false;
   tinyobj::ObjReader reader;
-  if (!reader.ParseFromFile(source, config)) {
+  // from the text, with an empty material library: an `mtllib` line opens no file (from a file, tinyobjloader
+  // would open whatever path it names, relative to the OBJ: /dev/zero or a FIFO never ends)
+  if (!reader.ParseFromString(text, "", config)) {
     std::string why = reader.Error();
     while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
     throw InputError(source + ": cannot read the OBJ file: " + (why.empty() ? "parse error" : why));

@@ -68,10 +68,11 @@ void validate(const TriangleMesh& mesh, const std::string& source = "mesh");
 std::size_t drop_unreferenced_vertices(TriangleMesh& mesh);
 
 /// Reads a Wavefront OBJ file with tinyobjloader: positions and faces of every shape, polygons
-/// triangulated; texture coordinates, normals and materials ignored. Unreferenced vertices are dropped
-/// (with a line in `warnings`, when given); then the mesh is validated and its topology built. Vertex and face
-/// records are checked strictly first (a vertex needs 3 finite numbers, a face 3 corners with non-zero
-/// indices), since tinyobjloader reads `v abc` or `v 1` as zeros and drops `f 1 2`.
+/// triangulated; texture coordinates, normals and materials ignored (an `mtllib` line opens no file).
+/// Unreferenced vertices are dropped (with a line in `warnings`, when given); then the mesh is validated and
+/// its topology built. Vertex and face records are checked strictly first (a vertex needs 3 finite numbers, a
+/// face 3 corners with non-zero indices), since tinyobjloader reads `v abc` or `v 1` as zeros and drops
+/// `f 1 2`. Lines end at "\n", "\r\n" or a lone "\r", for the check as for tinyobjloader.
 /// @throws InputError naming the file (and file:line for a bad record): missing or unreadable, a malformed
 /// record, a parse error, no faces, or a bad face/edge.
 TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr);

@@ -161,6 +161,9 @@ TEST_CASE("bad meshes are refused with the file and the first bad element", "[me
                                                                    {"v 1 2 3 4 5\n", "3 coordinates"},
                                                                    {"v 1 2 3x\n", "finite numbers"},
                                                                    {"v 1e999 0 0\n", "finite numbers"},
+                                                                   {"v 0 0 1e-99999\n", "finite numbers"},
+                                                                   {"vt 0 1e-99999\n", "vt record"},
+                                                                   {"vn 0 0 x\n", "vn record"},
                                                                    {"f 1 2\n", "at least 3 corners"},
                                                                    {"f\n", "at least 3 corners"},
                                                                    {"f 1 2 x\n", "non-zero vertex index"},
@@ -182,6 +185,18 @@ TEST_CASE("bad meshes are refused with the file and the first bad element", "[me
   const auto quad = read_obj(write_obj("quad.obj", square + "f 1 2 3 4\n"));
   CHECK(quad.face_count() == 2);
   CHECK(total_area(quad) == Approx(1.0));
+  // a lone carriage return ends a line for tinyobjloader, so it ends one for the check too
+  CHECK_THROWS_WITH(read_obj(write_obj("cr.obj", square + "# c\rv abc 0 0\n" + tri)),
+                    Catch::Contains("cr.obj:6: ") && Catch::Contains("finite numbers"));
+}
+
+TEST_CASE("an OBJ file's material library is not opened", "[mesh]") {
+  // tinyobjloader reading from a file opens the `mtllib` path relative to the OBJ: /dev/zero would be read
+  // forever (found while preparing tests/fuzz/fuzz_obj.cpp); the reader ignores materials and opens nothing
+  const fs::path obj = write_obj("mtllib.obj", "");
+  const std::string zero = fs::path("/dev/zero").lexically_relative(fs::absolute(obj).parent_path()).string();
+  const std::string square = "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+  CHECK(read_obj(write_obj("mtllib.obj", "mtllib " + zero + "\nusemtl skin\n" + square)).face_count() == 2);
 }
 
 TEST_CASE("the cotangent Laplacian: constants, symmetry, conservation and the area partition", "[mesh]") {

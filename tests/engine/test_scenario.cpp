@@ -71,6 +71,32 @@ TEST_CASE("missing files and invalid TOML are input errors", "[scenario]") {
              Contains("dup.toml:2:"));
 }
 
+TEST_CASE("non-ASCII characters outside strings and comments are refused before toml++ sees them",
+          "[scenario]") {
+  // toml++ 3.3.0 reaches __builtin_unreachable on some of them (marzer/tomlplusplus#190, #295; fuzz_scenario)
+  CHECK_THAT(error_of([] { io::Scenario::from_string("a = 1\xc2\xa1\n", "after.toml"); }),
+             Contains("after.toml:1:6: invalid TOML: a non-ASCII character outside a string or comment"));
+  CHECK_THAT(error_of([] { io::Scenario::from_string("a = 1\n\xcc\xaa\n", "alone.toml"); }),
+             Contains("alone.toml:2:1: invalid TOML"));
+  CHECK_THAT(error_of([] { io::Scenario::from_string("s = \"\"\"\\\n  \xc2\xa7\"\"\"\n", "ml.toml"); }),
+             Contains("ml.toml:2:3: invalid TOML: a non-ASCII character after a backslash"));
+  CHECK_THAT(error_of([] { io::Scenario::from_string("s = \"\"\"\\\xc2\xa7\"\"\"\n", "esc.toml"); }),
+             Contains("esc.toml:1:9: invalid TOML"));
+  // where TOML allows them, they stay allowed: a byte-order mark, comments, every kind of string and key
+  const auto fine = io::Scenario::from_string(
+      "\xEF\xBB\xBF# Schr\xc3\xb6" "dinger\n"
+      "a = \"\xc2\xb5m\" # \xc2\xa1\n"
+      "b = '\xc2\xb5m'\n"
+      "c = \"\"\"\n\xc2\xb5 \\\n  x \xc2\xb5\"\"\"\"\n"
+      "d = \'\'\'\xc2\xb5\'\'\'\'\'\n"
+      "\"\xc2\xb5\" = 1\n",
+      "fine.toml");
+  CHECK(fine.root().string("a", "") == "\xc2\xb5m");
+  CHECK(fine.root().string("c", "") == "\xc2\xb5 x \xc2\xb5\"");
+  CHECK(fine.root().string("d", "") == "\xc2\xb5\'\'");
+  CHECK(fine.root().has("\xc2\xb5"));
+}
+
 TEST_CASE("Range describes itself", "[scenario]") {
   CHECK(io::Range::positive().describe(false) == "a number > 0");
   CHECK(io::Range::closed(1, 5).describe(true) == "an integer in [1, 5]");
