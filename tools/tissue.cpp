@@ -128,7 +128,9 @@ int main(int argc, char** argv) {
     const char* kind = code == kExitNumerical ? "numerical failure"
                        : code == kExitBackend ? "backend failure"
                                               : "error";
-    std::fprintf(stderr, "tissue: %s: %s\n", kind, e.what());
+    std::string message = e.what();  // one line, whatever a library put into it
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "tissue: %s: %s\n", kind, message.c_str());
     return code;
   }
   return kExitFailure;

@@ -39,7 +39,10 @@ struct RunRecord {
 
   /// Fills scenario_path (made absolute) and scenario_sha256 from the scenario's path and bytes.
   void set_scenario(const std::filesystem::path& path, std::string_view bytes);
-  /// Writes `dir`/run.json atomically (write_file_atomic). @throws std::runtime_error on I/O failure.
+  /// Writes `dir`/run.json atomically (write_file_atomic), padded with spaces to whole 4 KiB blocks with at
+  /// least 1 KiB to spare. When that fails (a full disk) and a run.json exists, rewrites that one in place
+  /// within its size (the message shortened if it must), which needs no new space.
+  /// @throws std::runtime_error on I/O failure when neither works.
   void write(const std::filesystem::path& dir) const;
 };
 
