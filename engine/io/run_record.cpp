@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "engine/exec/error.hpp"
 #include "engine/io/atomic_file.hpp"
 
 namespace tissue::io {
@@ -82,6 +83,45 @@ std::string record_text(RunRecord r, std::size_t size = 0) {
 }
 
 }  // namespace
+
+std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / "run.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot be read");
+  try {
+    const auto j = nlohmann::json::parse(in);
+    const auto text = [&](const nlohmann::json& v) {
+      return v.is_null() ? std::string() : v.get<std::string>();
+    };
+    RunRecord r;
+    r.status = j.at("status").get<std::string>();
+    r.exit_code = j.at("exit_code").get<int>();
+    r.message = j.value("message", std::string());
+    r.scenario_path = j.at("scenario").at("path").get<std::string>();
+    r.scenario_sha256 = j.at("scenario").at("sha256").get<std::string>();
+    r.model = j.at("model").get<std::string>();
+    r.engine_version = j.at("engine").at("version").get<std::string>();
+    r.engine_revision = j.at("engine").at("revision").get<std::string>();
+    r.engine_backends = j.at("engine").at("backends").get<std::string>();
+    r.backend = j.at("backend").get<std::string>();
+    r.device = j.at("device").get<std::string>();
+    r.host = j.at("host").get<std::string>();
+    r.command = j.at("command").get<std::vector<std::string>>();
+    r.started = j.at("started").get<std::string>();
+    r.ended = text(j.at("ended"));
+    r.start_step = j.at("steps").at("start").get<std::int64_t>();
+    r.steps_requested = j.at("steps").at("requested").get<std::int64_t>();
+    r.steps_done = j.at("steps").at("done").get<std::int64_t>();
+    r.restarted_from = j.value("restarted_from", std::string());
+    r.last_checkpoint = text(j.at("last_checkpoint"));
+    r.wall_seconds = j.at("wall_seconds").get<double>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string() + ": not a run record of tissue (" + e.what() + ")");
+  }
+}
 
 void RunRecord::write(const std::filesystem::path& dir) const {
   const std::filesystem::path path = dir / "run.json";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,11 @@ struct RunRecord {
   std::int64_t start_step = 0;  ///< the step the run started from (the checkpoint's)
   std::string last_checkpoint;  ///< newest checkpoint this run wrote ("" if none)
 
+  /// Reads `dir`/run.json back (status, exit code, message, scenario, model, engine, host, steps, times,
+  /// checkpoints): std::nullopt when there is none.
+  /// @throws InputError when it exists but is not a run record (unreadable, not JSON, a key missing or of
+  /// another type).
+  static std::optional<RunRecord> read(const std::filesystem::path& dir);
   /// Fills scenario_path (made absolute) and scenario_sha256 from the scenario's path and bytes.
   void set_scenario(const std::filesystem::path& path, std::string_view bytes);
   /// Writes `dir`/run.json atomically (write_file_atomic), padded with spaces to whole 4 KiB blocks with at
