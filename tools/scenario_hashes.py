@@ -122,7 +122,7 @@ def run_scenario(binary, backend, scenario, work):
     lines = []
     for fname in sorted(os.listdir(out)):
         path = os.path.join(out, fname)
-        if fname == "run.json" or fname.endswith(".xdmf") or os.path.isdir(path):
+        if fname in ("run.json", ".tissue.lock") or fname.endswith(".xdmf") or os.path.isdir(path):
             continue
         if fname.endswith(".h5"):
             lines += checkpoint_lines(f"{name}/{fname}", path)

@@ -95,7 +95,9 @@ int main(int argc, char** argv) {
                    "output every N steps (overrides output.every; 0: first and last)")
       ->check(non_negative);
   run_cmd->add_option("--out", out, "output directory (default: runs/<scenario name>)")->check(not_empty);
-  run_cmd->add_flag("--overwrite", request.overwrite, "write into an existing non-empty output directory");
+  run_cmd->add_flag("--overwrite", request.overwrite,
+                    "replace the previous run in the output directory (its files are removed; a directory "
+                    "tissue did not create is refused)");
   run_cmd
       ->add_option("--restart", request.restart,
                    "continue from a checkpoint (.h5 file, or a run directory: its newest checkpoint); output "
@@ -138,7 +140,9 @@ int main(int argc, char** argv) {
     const char* kind = code == kExitNumerical ? "numerical failure"
                        : code == kExitBackend ? "backend failure"
                                               : "error";
-    std::fprintf(stderr, "tissue: %s: %s\n", kind, e.what());
+    std::string message = e.what();  // one line, whatever a library put into it
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    std::fprintf(stderr, "tissue: %s: %s\n", kind, message.c_str());
     return code;
   }
   return kExitFailure;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,23 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view conte
   }
   if (::close(fd) != 0) fail("close");
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+}
+
+bool overwrite_file_in_place(const std::filesystem::path& path, std::string_view content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st {};
+  bool ok =
+      ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::size_t>(st.st_size) == content.size();
+  std::size_t done = 0;
+  while (ok && done < content.size()) {
+    const ssize_t n = ::pwrite(fd, content.data() + done, content.size() - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0;
+    if (ok) done += static_cast<std::size_t>(n);
+  }
+  ok = ok && ::fsync(fd) == 0;
+  return ::close(fd) == 0 && ok;
 }
 
 std::filesystem::path temporary_path(const std::filesystem::path& path) {

@@ -15,6 +15,12 @@ namespace tissue::io {
 /// @throws std::runtime_error with the path and the system error on failure; the temporary is removed.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
+/// Rewrites the existing file `path` in place with `content`, which must have the file's size: no new disk
+/// space is needed, so it works on a full disk (the fallback for run.json's final state). Not atomic: a crash
+/// during it can leave old and new bytes mixed. @return false (and changes nothing, or part) if `path` is
+/// missing, of another size, or a call fails.
+bool overwrite_file_in_place(const std::filesystem::path& path, std::string_view content);
+
 /// The temporary name write_file_atomic() and other atomic writers use for `path` (same directory, so
 /// that the final rename stays on one file system): "<path>.tmp-<pid>".
 std::filesystem::path temporary_path(const std::filesystem::path& path);

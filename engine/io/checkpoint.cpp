@@ -15,6 +15,7 @@
 
 #include "engine/exec/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/hdf5_write_driver.hpp"
 #include "engine/io/run_record.hpp"
 #include "engine/io/vtk.hpp"
 
@@ -43,7 +44,8 @@ void quiet_hdf5() {
   (void)quiet;
 }
 
-/// The innermost message on HDF5's error stack (where the failure was detected), then clears the stack.
+/// The innermost message on HDF5's error stack (where the failure was detected), on one line, then clears
+/// the stack. (HDF5's own driver messages span two lines: they embed ctime().)
 std::string hdf5_reason() {
   std::string reason;
   H5Ewalk2(
@@ -54,6 +56,7 @@ std::string hdf5_reason() {
       },
       &reason);
   H5Eclear2(H5E_DEFAULT);
+  std::replace(reason.begin(), reason.end(), '\n', ' ');
   return reason.empty() ? std::string("HDF5 error") : reason;
 }
 
@@ -62,7 +65,7 @@ class Handle {
  public:
   using Closer = herr_t (*)(hid_t);
   Handle() = default;
-  Handle(hid_t id, Closer close) : id_(id), close_(close) {}
+  Handle(hid_t id, Closer closer) : id_(id), close_(closer) {}
   Handle(Handle&& o) noexcept : id_(o.id_), close_(o.close_) { o.id_ = H5I_INVALID_HID; }
   Handle& operator=(Handle&& o) noexcept {
     std::swap(id_, o.id_);
@@ -71,8 +74,12 @@ class Handle {
   }
   Handle(const Handle&) = delete;
   Handle& operator=(const Handle&) = delete;
-  ~Handle() {
-    if (id_ >= 0 && close_ != nullptr) close_(id_);
+  ~Handle() { close(); }
+  /// Closes the identifier now (once); returns the close's status, 0 when there was nothing to close.
+  herr_t close() {
+    const hid_t id = id_;
+    id_ = H5I_INVALID_HID;
+    return id >= 0 && close_ != nullptr ? close_(id) : 0;
   }
   hid_t get() const { return id_; }
   bool valid() const { return id_ >= 0; }
@@ -102,19 +109,27 @@ hid_t native_type(ScalarType t) {
 
 // ---- writing ---------------------------------------------------------------------------------------
 
-/// Throws std::runtime_error for a failed HDF5 call while writing.
+/// Throws std::runtime_error for a failed HDF5 call while writing, and as soon as the file driver
+/// (hdf5_write_driver.hpp) records a failed write: the rest of the file would be thrown away.
 class Writer {
  public:
-  explicit Writer(fs::path path) : path_(std::move(path)) {}
+  Writer(fs::path path, const Hdf5WriteStatus& io) : path_(std::move(path)), io_(io) {}
 
+  /// A created identifier (a Handle takes it over at once; a failed write shows in the next check_status).
   hid_t check(hid_t id, const std::string& what) const {
     if (id < 0) fail(what);
     return id;
   }
   void check_status(herr_t status, const std::string& what) const {
-    if (status < 0) fail(what);
+    if (status < 0 || io_.failed()) fail(what);
   }
+  /// "cannot write checkpoint PATH (<call>): <system error>" after an I/O error, else HDF5's reason.
   [[noreturn]] void fail(const std::string& what) const {
+    if (io_.failed()) {
+      H5Eclear2(H5E_DEFAULT);
+      throw std::runtime_error("cannot write checkpoint " + path_.string() + " (" + io_.call +
+                               "): " + io_.message());
+    }
     throw std::runtime_error("cannot write checkpoint " + path_.string() + " (" + what +
                              "): " + hdf5_reason());
   }
@@ -171,6 +186,7 @@ class Writer {
     if (count > 0)
       check_status(H5Dwrite(set.get(), native_type(type), H5S_ALL, H5S_ALL, H5P_DEFAULT, data),
                    "dataset " + name);
+    check_status(set.close(), "dataset " + name);  // writes the cached chunks
   }
 
   void string_dataset(hid_t loc, const std::string& name, const std::string& text) const {
@@ -188,10 +204,12 @@ class Writer {
     padded.resize(std::max<std::size_t>(text.size(), 1), '\0');
     check_status(H5Dwrite(set.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()),
                  "dataset " + name);
+    check_status(set.close(), "dataset " + name);
   }
 
  private:
   fs::path path_;
+  const Hdf5WriteStatus& io_;
 };
 
 /// Dataset dimensions of a column with `components` values per row and `rows` rows.
@@ -600,10 +618,14 @@ void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader
   quiet_hdf5();
   world.download();
   const fs::path tmp = temporary_path(path);
-  const Writer w(path);
+  // HDF5 sees no I/O error (it would leave identifiers half-closed and crash at exit); the driver records
+  // the first one, the writer stops at it, every identifier is closed, and the temporary is removed
+  Hdf5WriteStatus io;
+  const Writer w(path, io);
   try {
     {
       Handle fapl(w.check(H5Pcreate(H5P_FILE_ACCESS), "file access list"), H5Pclose);
+      set_hdf5_write_driver(fapl.get(), &io);
       // the 1.10 file format: checksummed superblock, object headers and chunk indices
       w.check_status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_LATEST), "format version");
       Handle fcpl(w.check(H5Pcreate(H5P_FILE_CREATE), "file creation list"), H5Pclose);
@@ -632,7 +654,9 @@ void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader
       write_fields(w, f, world);
       write_series(w, f, series);
       w.check_status(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
+      w.check_status(file.close(), "close");
     }
+    if (io.failed()) w.fail("close");
     commit_file_atomic(tmp, path);
   } catch (...) {
     ::unlink(tmp.c_str());

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <ctime>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "engine/exec/error.hpp"
 #include "engine/io/atomic_file.hpp"
 
 namespace tissue::io {
@@ -43,29 +45,99 @@ void RunRecord::set_scenario(const std::filesystem::path& path, std::string_view
   scenario_sha256 = sha256_hex(bytes);
 }
 
+namespace {
+
+/// run.json's content: the JSON, spaces to a size of whole 4 KiB blocks with at least 1 KiB to spare, and a
+/// newline (the spare room lets the final record overwrite the first in place on a full disk); or, with
+/// `size`, exactly `size` bytes (the message shortened if need be; "" if it cannot fit).
+std::string record_text(RunRecord r, std::size_t size = 0) {
+  constexpr std::size_t kBlock = 4096, kSpare = 1024;
+  for (;;) {
+    nlohmann::ordered_json j;
+    j["status"] = r.status;
+    j["exit_code"] = r.exit_code;
+    if (!r.message.empty()) j["message"] = r.message;
+    j["scenario"] = {{"path", r.scenario_path}, {"sha256", r.scenario_sha256}};
+    j["model"] = r.model;
+    j["engine"] = {
+        {"version", r.engine_version}, {"revision", r.engine_revision}, {"backends", r.engine_backends}};
+    j["backend"] = r.backend;
+    j["device"] = r.device;
+    j["host"] = r.host;
+    j["command"] = r.command;
+    j["started"] = r.started;
+    j["ended"] = r.ended.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.ended);
+    j["steps"] = {{"start", r.start_step}, {"requested", r.steps_requested}, {"done", r.steps_done}};
+    if (!r.restarted_from.empty()) j["restarted_from"] = r.restarted_from;
+    j["last_checkpoint"] = r.last_checkpoint.empty() ? nlohmann::ordered_json(nullptr)
+                                                     : nlohmann::ordered_json(r.last_checkpoint);
+    j["wall_seconds"] = r.wall_seconds;
+    j["memory"] = {{"estimate_host_bytes", r.memory_estimate_host},
+                   {"estimate_device_bytes", r.memory_estimate_device},
+                   {"device_peak_bytes", r.memory_device_peak}};
+    // invalid UTF-8 (a path, a shortened message) becomes U+FFFD instead of an exception
+    std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    const std::size_t target = size > 0 ? size : (text.size() + 1 + kSpare + kBlock - 1) / kBlock * kBlock;
+    if (text.size() + 1 <= target) return text + std::string(target - text.size() - 1, ' ') + "\n";
+    if (r.message.size() <= 3) return {};
+    const std::size_t over = text.size() + 1 - target;  // escapes make this approximate: try again
+    r.message = r.message.substr(0, r.message.size() - std::min(r.message.size(), over + 3)) + "...";
+  }
+}
+
+}  // namespace
+
+std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
+  const std::filesystem::path path = dir / "run.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path.string() + ": cannot be read");
+  try {
+    const auto j = nlohmann::json::parse(in);
+    const auto text = [&](const nlohmann::json& v) {
+      return v.is_null() ? std::string() : v.get<std::string>();
+    };
+    RunRecord r;
+    r.status = j.at("status").get<std::string>();
+    r.exit_code = j.at("exit_code").get<int>();
+    r.message = j.value("message", std::string());
+    r.scenario_path = j.at("scenario").at("path").get<std::string>();
+    r.scenario_sha256 = j.at("scenario").at("sha256").get<std::string>();
+    r.model = j.at("model").get<std::string>();
+    r.engine_version = j.at("engine").at("version").get<std::string>();
+    r.engine_revision = j.at("engine").at("revision").get<std::string>();
+    r.engine_backends = j.at("engine").at("backends").get<std::string>();
+    r.backend = j.at("backend").get<std::string>();
+    r.device = j.at("device").get<std::string>();
+    r.host = j.at("host").get<std::string>();
+    r.command = j.at("command").get<std::vector<std::string>>();
+    r.started = j.at("started").get<std::string>();
+    r.ended = text(j.at("ended"));
+    r.start_step = j.at("steps").at("start").get<std::int64_t>();
+    r.steps_requested = j.at("steps").at("requested").get<std::int64_t>();
+    r.steps_done = j.at("steps").at("done").get<std::int64_t>();
+    r.restarted_from = j.value("restarted_from", std::string());
+    r.last_checkpoint = text(j.at("last_checkpoint"));
+    r.wall_seconds = j.at("wall_seconds").get<double>();
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    throw InputError(path.string() + ": not a run record of tissue (" + e.what() + ")");
+  }
+}
+
 void RunRecord::write(const std::filesystem::path& dir) const {
-  nlohmann::ordered_json j;
-  j["status"] = status;
-  j["exit_code"] = exit_code;
-  if (!message.empty()) j["message"] = message;
-  j["scenario"] = {{"path", scenario_path}, {"sha256", scenario_sha256}};
-  j["model"] = model;
-  j["engine"] = {{"version", engine_version}, {"revision", engine_revision}, {"backends", engine_backends}};
-  j["backend"] = backend;
-  j["device"] = device;
-  j["host"] = host;
-  j["command"] = command;
-  j["started"] = started;
-  j["ended"] = ended.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(ended);
-  j["steps"] = {{"start", start_step}, {"requested", steps_requested}, {"done", steps_done}};
-  if (!restarted_from.empty()) j["restarted_from"] = restarted_from;
-  j["last_checkpoint"] =
-      last_checkpoint.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(last_checkpoint);
-  j["wall_seconds"] = wall_seconds;
-  j["memory"] = {{"estimate_host_bytes", memory_estimate_host},
-                 {"estimate_device_bytes", memory_estimate_device},
-                 {"device_peak_bytes", memory_device_peak}};
-  write_file_atomic(dir / "run.json", j.dump(2) + "\n");
+  const std::filesystem::path path = dir / "run.json";
+  try {
+    write_file_atomic(path, record_text(*this));
+  } catch (const std::runtime_error&) {
+    // a full disk: the record already there has room for this one (record_text's spare), and rewriting
+    // it in place needs no new space
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    const std::string text = ec ? std::string() : record_text(*this, static_cast<std::size_t>(size));
+    if (text.empty() || !overwrite_file_in_place(path, text)) throw;
+  }
 }
 
 }  // namespace tissue::io

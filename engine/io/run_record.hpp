@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,9 +43,17 @@ struct RunRecord {
   double memory_estimate_host = 0.0, memory_estimate_device = 0.0;
   std::size_t memory_device_peak = 0;
 
+  /// Reads `dir`/run.json back (status, exit code, message, scenario, model, engine, host, steps, times,
+  /// checkpoints): std::nullopt when there is none.
+  /// @throws InputError when it exists but is not a run record (unreadable, not JSON, a key missing or of
+  /// another type).
+  static std::optional<RunRecord> read(const std::filesystem::path& dir);
   /// Fills scenario_path (made absolute) and scenario_sha256 from the scenario's path and bytes.
   void set_scenario(const std::filesystem::path& path, std::string_view bytes);
-  /// Writes `dir`/run.json atomically (write_file_atomic). @throws std::runtime_error on I/O failure.
+  /// Writes `dir`/run.json atomically (write_file_atomic), padded with spaces to whole 4 KiB blocks with at
+  /// least 1 KiB to spare. When that fails (a full disk) and a run.json exists, rewrites that one in place
+  /// within its size (the message shortened if it must), which needs no new space.
+  /// @throws std::runtime_error on I/O failure when neither works.
   void write(const std::filesystem::path& dir) const;
 };
 

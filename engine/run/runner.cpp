@@ -13,6 +13,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/memory.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/run_directory.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
@@ -30,17 +31,6 @@ double now_seconds() {
 std::string host_name() {
   char name[256] = {};
   return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
-}
-
-/// Refuses an output directory that exists and is not empty (unless overwrite) or is not a directory.
-void check_output_dir(const fs::path& dir, bool overwrite) {
-  std::error_code ec;
-  if (fs::exists(dir, ec)) {
-    if (!fs::is_directory(dir, ec))
-      throw InputError("--out " + dir.string() + ": exists and is not a directory");
-    if (!fs::is_empty(dir, ec) && !overwrite)
-      throw InputError("--out " + dir.string() + ": directory exists and is not empty (use --overwrite)");
-  }
 }
 
 void create_output_dir(const fs::path& dir) {
@@ -127,6 +117,15 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
     if (h.status != "ok")
       throw InputError("checkpoint " + checkpoint.string() + " holds the last state of a failed run (" +
                        h.message + "); restart from an earlier checkpoint");
+    // the directory's run.json says whose run it holds: a checkpoint of another scenario is a stale file
+    // (of a run the directory held before), never the continuation of this one
+    const fs::path checkpoint_dir = fs::absolute(checkpoint).parent_path();
+    if (const auto owner = io::RunRecord::read(checkpoint_dir);
+        owner && owner->scenario_sha256 != h.scenario_sha256)
+      throw InputError("checkpoint " + checkpoint.string() + " holds a run of the scenario with SHA-256 " +
+                       h.scenario_sha256 + ", but " + (checkpoint_dir / "run.json").string() +
+                       " records the scenario with SHA-256 " + owner->scenario_sha256 +
+                       ": the checkpoint is not of this directory's run (a stale file of an earlier one?)");
     if (!opt.scenario.empty() && file_sha256(opt.scenario) != h.scenario_sha256)
       throw InputError("checkpoint " + checkpoint.string() + " was written by a run of another scenario (" +
                        h.scenario_path + ", SHA-256 " + h.scenario_sha256.substr(0, 12) + "...) than " +
@@ -164,8 +163,10 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
                             : fs::path("runs") / fs::path(opt.scenario).stem();
   std::error_code ec;
   const bool same_dir = !run_dir.empty() && fs::equivalent(out_, run_dir, ec);
-  if (!same_dir) check_output_dir(out_, opt.overwrite);  // a restart continues its own directory
-  writer_ = sim.make_writer(out_);                       // writes nothing yet
+  // checked now, so that nothing is written for invalid input; checked again under the lock
+  io::check_not_locked(out_);
+  if (!same_dir) io::check_output_directory(out_, opt.overwrite);  // a restart continues its own directory
+  writer_ = sim.make_writer(out_);                                 // writes nothing yet
   if (!checkpoint.empty()) {
     io::read_checkpoint_state(checkpoint, *sim.world,
                               same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
@@ -176,7 +177,12 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
                        std::to_string(end_step_) + ": nothing to do (--steps N sets a later end)");
   }
 
-  create_output_dir(out_);             // only now that all input is checked
+  create_output_dir(out_);          // only now that all input is checked
+  lock_ = io::DirectoryLock(out_);  // until the Runner ends; refuses a second run into the directory
+  if (!same_dir) {
+    io::check_output_directory(out_, opt.overwrite);  // what another run may have left meanwhile
+    if (opt.overwrite) io::clear_run_outputs(out_);   // a previous run's files would mix with this one's
+  }
   io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
 
   record_.command = opt.command;

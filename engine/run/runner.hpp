@@ -6,10 +6,13 @@
 /// ensemble runner) all drive a Runner; none of them owns a loop of its own.
 ///
 /// Behaviour (docs/runs.md): output goes to RunRequest::out, or to the checkpoint's directory for a restart,
-/// or to runs/<scenario stem>; an existing non-empty directory is refused unless `overwrite`. Snapshots every
-/// `every` steps and at the end; the module's numerical check every `check_every` steps and before each
-/// output; checkpoints every `checkpoint.every` steps and `checkpoint.minutes` minutes, at the end, on a
-/// signal and on a numerical failure (that one marked failed). run.json is written when the run starts
+/// or to runs/<scenario stem>; an existing non-empty directory is refused unless `overwrite`, which clears
+/// the files of the previous run there and refuses a directory tissue did not create
+/// (engine/io/run_directory.hpp); the directory is locked while the Runner lives (a second run into it is
+/// refused). Snapshots every `every` steps and at the end; the module's numerical check every `check_every`
+/// steps and before each output; checkpoints every `checkpoint.every` steps and `checkpoint.minutes` minutes,
+/// at the end, on a signal and on a numerical failure (that one marked failed). run.json is written when the
+/// run starts
 /// ("running") and when it ends, however it ends.
 
 #include <cstdint>
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "engine/io/checkpoint.hpp"
+#include "engine/io/run_directory.hpp"
 #include "engine/io/run_record.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/schedule/simulation.hpp"
@@ -56,11 +60,12 @@ struct RunRequest {
   std::optional<std::int64_t> every;             ///< output cadence [steps] (default output.every)
   std::optional<std::int64_t> checkpoint_every;  ///< checkpoint cadence [steps] (default checkpoint.every)
   std::filesystem::path out;                     ///< output directory (default: see the file comment)
-  bool overwrite = false;                        ///< write into an existing non-empty directory
-  std::vector<std::string> command;              ///< the command line, for run.json
-  bool progress_bar = false;   ///< draw a progress bar (a terminal) instead of a log line every 10 %
-  bool handle_signals = true;  ///< SIGINT/SIGTERM finish the step, write it and stop (InterruptGuard)
-  std::FILE* log = stdout;     ///< the run's header, summary and closing lines
+  bool overwrite =
+      false;  ///< replace the previous run in an existing non-empty directory (its files removed)
+  std::vector<std::string> command;  ///< the command line, for run.json
+  bool progress_bar = false;         ///< draw a progress bar (a terminal) instead of a log line every 10 %
+  bool handle_signals = true;        ///< SIGINT/SIGTERM finish the step, write it and stop (InterruptGuard)
+  std::FILE* log = stdout;           ///< the run's header, summary and closing lines
 };
 
 /// A run stopped by SIGINT/SIGTERM after finishing a step and writing its output and a checkpoint.
@@ -80,8 +85,11 @@ class Runner {
  public:
   /// Builds the simulation from the scenario (through `modules`) or from the checkpoint of
   /// `request.restart`, checks the output directory, loads the checkpoint's state; only then creates the
-  /// output directory and writes run.json. The backend must be selected before (select_backend()).
-  /// @throws InputError on invalid input (nothing is written then), std::runtime_error on I/O failure.
+  /// output directory, locks it, clears a previous run's files (`overwrite`) and writes run.json. The backend
+  /// must be selected before (select_backend()).
+  /// @throws InputError on invalid input (nothing is written then): among it a directory another run holds
+  /// (naming its pid and host), a non-empty one without `overwrite` or without a run.json, a checkpoint
+  /// whose scenario hash differs from its directory's run.json; std::runtime_error on I/O failure.
   Runner(const ModuleRegistry& modules, RunRequest request);
   ~Runner();
   Runner(const Runner&) = delete;
@@ -109,6 +117,7 @@ class Runner {
 
   RunRequest request_;
   std::unique_ptr<Simulation> sim_;
+  io::DirectoryLock lock_;  ///< on the output directory while the Runner lives
   std::unique_ptr<SnapshotWriter> writer_;
   io::CheckpointHeader header_;  ///< template for this run's checkpoints (status, clock filled per write)
   io::RunRecord record_;

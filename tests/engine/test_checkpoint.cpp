@@ -2,8 +2,11 @@
 // and division, grid RD with RK4 and noise); damaged, truncated, foreign and other-version files are refused
 // with an InputError, never loaded.
 #include <hdf5.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <cstring>
@@ -328,5 +331,50 @@ TEST_CASE("a checkpoint series keeps the newest checkpoints and finds the latest
   CHECK(fs::exists(dir / "checkpoint_000000005_failed.h5"));
   CHECK(io::CheckpointSeries::latest(dir) == dir / "checkpoint_000000004.h5");  // never a failed one
   CHECK_THROWS_AS(io::CheckpointSeries::latest(dir / "nothing"), InputError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a checkpoint write that fails at any size leaves no HDF5 identifier open and no file",
+          "[checkpoint]") {
+  // the file-size limit (SIGXFSZ ignored: write() fails with EFBIG) cuts the write at a sweep of sizes; a
+  // failed close used to leave the file's identifier half-destroyed, and HDF5's exit handler crashed on it
+  const fs::path dir = temp_dir("checkpoint_full");
+  auto sim = build(kGrid);
+  sim->advance(1);
+  const auto h = header_of(*sim, kGrid);
+  const fs::path good = dir / "good.h5";
+  io::write_checkpoint(good, *sim->world, h, {});
+  const auto size = static_cast<rlim_t>(fs::file_size(good));
+  rlimit saved{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  struct sigaction ignore {
+  }, previous{};
+  ignore.sa_handler = SIG_IGN;
+  REQUIRE(::sigaction(SIGXFSZ, &ignore, &previous) == 0);
+  int failures = 0;
+  for (rlim_t limit = 0; limit < size; limit += std::max<rlim_t>(size / 40, 1)) {
+    const fs::path file = dir / "cut.h5";
+    rlimit cut = saved;
+    cut.rlim_cur = limit;
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &cut) == 0);
+    std::string message;
+    try {
+      io::write_checkpoint(file, *sim->world, h, {});
+    } catch (const std::runtime_error& e) {
+      message = e.what();
+    }
+    REQUIRE(::setrlimit(RLIMIT_FSIZE, &saved) == 0);
+    INFO("limit " << limit << " of " << size << " bytes: " << message);
+    CHECK(message.find("cannot write checkpoint " + file.string()) == 0);
+    CHECK(message.find("File too large") != std::string::npos);
+    CHECK(message.find('\n') == std::string::npos);
+    CHECK(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL) == 0);
+    CHECK_FALSE(fs::exists(file));
+    CHECK_FALSE(fs::exists(io::temporary_path(file)));
+    failures += !message.empty();
+  }
+  ::sigaction(SIGXFSZ, &previous, nullptr);
+  CHECK(failures >= 40);
+  io::read_checkpoint_header(good);  // the earlier file is untouched
   fs::remove_all(dir);
 }

@@ -7,7 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "engine/exec/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/run_directory.hpp"
 #include "engine/io/run_record.hpp"
 #include "engine/util/progress.hpp"
 
@@ -52,7 +54,7 @@ TEST_CASE("stale temporaries of killed writers are removed, live and foreign fil
   fs::create_directories(dir);
   const auto touch = [&](const std::string& name) { std::ofstream(dir / name) << "x"; };
   // pid 999999999 cannot be running (above any pid_max); our own pid is
-  touch("cells_000000100.vtu.tmp-999999999");                         // a dead writer's: removed
+  touch("cells_000000100.vtu.tmp-999999999");                          // a dead writer's: removed
   touch("checkpoint_000000100.h5.tmp-" + std::to_string(::getpid()));  // a live writer's, fresh: kept
   touch("old.vtu.tmp-" + std::to_string(::getpid()));                  // a live pid but hours old: removed
   fs::last_write_time(dir / ("old.vtu.tmp-" + std::to_string(::getpid())),
@@ -87,4 +89,72 @@ TEST_CASE("without a terminal, progress lines come every 10 % and at least every
   CHECK(lines(1000000000000000000, std::chrono::milliseconds(0), 50) == 50);
   // near the int64 limit the decile does not overflow (10 * done would)
   CHECK(lines(9000000000000000000, std::chrono::hours(1), 3) == 1);
+}
+
+TEST_CASE("the files a run writes are told from others by name", "[io]") {
+  for (const char* name :
+       {"run.json", "checkpoint_000000100.h5", "checkpoint_000000100.xdmf", "checkpoint_000000100_failed.h5",
+        "checkpoint_000000100_failed.xdmf", "rd.pvd", "cells.pvd", "rd_000000100.vti", "b_000000100.png",
+        "elements_000000100.vtu", "surface_000000100.vts", "surface_final.obj", "rd_1000000000.vti",
+        "run.json.tmp-123", "checkpoint_000000100.h5.tmp-99999", "rd.pvd.tmp-7"})
+    CHECK(io::is_run_output(name));
+  for (const char* name :
+       {".tissue.lock", "notes.txt", "run.json.bak", "data.csv", "rd_100.vti", "scenario.toml",
+        "checkpoint_.h5", "checkpoint_12.h5.tmp-x", "my plot.png", "a/b.pvd", "surface.obj"})
+    CHECK_FALSE(io::is_run_output(name));
+}
+
+TEST_CASE("a run record reads back, and a file that is not one is refused", "[io]") {
+  const fs::path dir = fs::temp_directory_path() / ("tissue_test_record_read_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CHECK_FALSE(io::RunRecord::read(dir).has_value());
+  io::RunRecord r;
+  r.set_scenario(dir / "s.toml", "abc");
+  r.status = "failed";
+  r.exit_code = 1;
+  r.message = "cannot write x";
+  r.steps_done = 7;
+  r.write(dir);
+  CHECK(fs::file_size(dir / "run.json") % 4096 == 0);  // room for the final record on a full disk
+  const auto back = io::RunRecord::read(dir);
+  REQUIRE(back.has_value());
+  CHECK(back->scenario_sha256 == io::sha256_hex("abc"));
+  CHECK(back->status == "failed");
+  CHECK(back->message == "cannot write x");
+  CHECK(back->steps_done == 7);
+  for (const char* bad : {"", "not json", "{}", R"({"status": 1})", "[1, 2]"}) {
+    std::ofstream(dir / "run.json") << bad;
+    CHECK_THROWS_AS(io::RunRecord::read(dir), InputError);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a directory lock excludes a second holder, names the owner and dies with its holder", "[io]") {
+  const fs::path dir = fs::temp_directory_path() / ("tissue_test_lock_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  CHECK(io::lock_owner(dir).empty());
+  {
+    io::DirectoryLock lock(dir);
+    CHECK(lock.held());
+    const std::string owner = "pid " + std::to_string(::getpid()) + " on host ";
+    CHECK(io::lock_owner(dir).rfind(owner, 0) == 0);
+    try {  // a second open file description conflicts, in this process as in another
+      io::DirectoryLock second(dir);
+      FAIL("a second lock was granted");
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find(owner) != std::string::npos);
+    }
+    CHECK_THROWS_AS(io::check_not_locked(dir), InputError);
+    io::DirectoryLock moved = std::move(lock);
+    CHECK(moved.held());
+    CHECK_FALSE(lock.held());
+  }
+  CHECK(io::lock_owner(dir).empty());  // released; the file stays, informational
+  CHECK(fs::exists(dir / io::kLockFileName));
+  io::check_not_locked(dir);
+  io::DirectoryLock again(dir);
+  CHECK(again.held());
+  fs::remove_all(dir);
 }
