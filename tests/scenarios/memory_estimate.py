@@ -3,10 +3,13 @@
 what a run really takes, at two sizes of each model whose memory grows with its input (a grid, the epidermis
 with and without its gene network, elements per cell 20 and 10):
 
-- the engine's device buffers at their peak (run.json memory.device_peak_bytes, the allocation counters)
+- the engine's device buffers at their peak (run.json memory.device_peak_bytes, the allocation counters;
+  1 MB for small buffers the estimates leave out)
   are at most the device estimate, and the estimate at most 1.5 times them;
 - on the CPU backend, the process's peak resident memory above that of a tiny run (os.wait4's ru_maxrss)
-  is at most the host + device estimate, and the estimate at most 1.6 times it (plus 16 MB);
+  is at most the host + device estimate, and, for a build without CUDA, the estimate at most 1.6 times it
+  (plus 16 MB): a CUDA build's tiny run already peaks at hundreds of MB while it loads its kernels, pages
+  that the model's arrays then reuse, so the RSS above it understates what the model takes;
 - `tissue check` under a memory limit (TISSUE_MEMORY_LIMIT) just below the estimate refuses the scenario
   with exit code 2 and the numbers, and one just above accepts it.
 
@@ -60,7 +63,9 @@ def run(name, text):
         failures.append(f"{name}: tissue run failed: {err.strip()}")
         return 0, {}
     with open(os.path.join(out, "run.json")) as f:
-        memory = json.load(f)["memory"]
+        record = json.load(f)
+    memory = record["memory"]
+    memory["cuda_build"] = "cuda" in record["engine"]["backends"]
     return usage.ru_maxrss * 1024, memory
 
 
@@ -87,9 +92,10 @@ for name, text in cases:
     used = rss - baseline
     total = est_host + est_device
     print(f"{name:28} {peak / mb:12.1f} {est_device / mb:12.1f} {used / mb:15.1f} {total / mb:11.1f}")
-    if not peak <= est_device <= 1.5 * peak + 1e6:
+    if not (peak <= est_device + 1e6 and est_device <= 1.5 * peak + 1e6):
         failures.append(f"{name}: device estimate {est_device / mb:.1f} MB against a peak of {peak / mb:.1f} MB")
-    if backend == "cpu" and not used <= total <= 1.6 * used + 16e6:
+    tight = not memory["cuda_build"]
+    if backend == "cpu" and not (used <= total and (not tight or total <= 1.6 * used + 16e6)):
         failures.append(f"{name}: host + device estimate {total / mb:.1f} MB against {used / mb:.1f} MB used")
     if backend == "cpu":
         code, err = check_limit(name, 0.9 * total)
