@@ -37,6 +37,7 @@ STEPS = {
     "chemotaxis_source": (120, 40),
     "cell_sorting": (100, 50),
     "epidermis": (120, 40),
+    "epidermis_stochastic": (120, 40),
     "epidermis_spot": (40, 20),
     "epidermis_tgfb": (120, 40),
     "epidermis_user_network": (120, 40),

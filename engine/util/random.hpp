@@ -4,6 +4,7 @@
 /// function of (seed, stream, entity, counter), so results do not depend on thread scheduling or on
 /// the backend, and a restarted run continues the same sequence.
 
+#include <cmath>
 #include <cstdint>
 
 #include <Random123/philox.h>
@@ -17,6 +18,7 @@ enum Stream : std::uint32_t {
   kInitialLayout = 1,  ///< initial element positions
   kNoise = 2,          ///< stochastic terms in time stepping
   kCellType = 3,       ///< initial cell types (entity = the cell's stable id)
+  kCellCycle = 4,      ///< cell-cycle durations (entity = the cell's stable id and the step it was born)
 };
 
 /// Four independent 32-bit words for (seed, stream, entity, counter).
@@ -44,6 +46,39 @@ TISSUE_HD inline Uniform4 uniform4(std::uint64_t seed, std::uint32_t stream, std
   const auto r = philox(seed, stream, entity, counter);
   return Uniform4{
       {to_unit_float(r.v[0]), to_unit_float(r.v[1]), to_unit_float(r.v[2]), to_unit_float(r.v[3])}};
+}
+
+/// Maps two 32-bit words to a double in (0, 1] with 53 random bits.
+TISSUE_HD inline double to_unit_double(std::uint32_t hi, std::uint32_t lo) {
+  const std::uint64_t bits = (static_cast<std::uint64_t>(hi >> 5) << 26) | (lo >> 6);
+  return (static_cast<double>(bits) + 1.0) * (1.0 / 9007199254740992.0);
+}
+
+/// A Gamma(shape k, scale 1) variate for (seed, stream, entity), k > 0: Marsaglia and Tsang's squeeze method
+/// (ACM TOMS 26:363, 2000) for k >= 1, each trial drawing counters 0, 1, 2, ... (a standard normal by
+/// Box-Muller and a uniform); for k < 1, Gamma(k + 1) U^(1/k) (their section 6). Mean k, variance k: scale
+/// by theta for mean k theta. A pure function of its arguments, like every draw here.
+TISSUE_HD inline double gamma_variate(std::uint64_t seed, std::uint32_t stream, std::uint64_t entity,
+                                      double k) {
+  double boost = 1.0;
+  std::uint32_t counter = 0;
+  if (k < 1.0) {
+    const auto r = philox(seed, stream, entity, counter++);
+    boost = pow(to_unit_double(r.v[0], r.v[1]), 1.0 / k);
+    k += 1.0;
+  }
+  const double d = k - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+  for (;;) {
+    const auto r = philox(seed, stream, entity, counter++);
+    const double u1 = to_unit_double(r.v[0], r.v[1]), u2 = to_unit_double(r.v[2], r.v[3]);
+    const double x = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+    const double t = 1.0 + c * x;
+    if (t <= 0.0) continue;
+    const double v = t * t * t;
+    const auto r2 = philox(seed, stream, entity, counter++);
+    const double u = to_unit_double(r2.v[0], r2.v[1]);
+    if (log(u) < 0.5 * x * x + d - d * v + d * log(v)) return d * v * boost;
+  }
 }
 
 }  // namespace tissue::random

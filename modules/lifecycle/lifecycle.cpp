@@ -8,6 +8,7 @@
 
 #include "engine/core/cell_centres.hpp"
 #include "engine/schedule/module_registry.hpp"
+#include "engine/util/random.hpp"
 
 namespace tissue::lifecycle {
 
@@ -22,7 +23,30 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& t) {
   p.gate_threshold = t.number("gate_threshold", 0.0);
   if (t.has("gate_threshold") && p.gate.empty())
     t.fail("gate_threshold", "needs lifecycle.gate (a cell column)");
+  p.cycle_cv = t.number("cycle_cv", 0.0, io::Range::closed(0.0, 3.0));
+  p.cycle_resolution = static_cast<int>(
+      t.integer("cycle_resolution", std::max(1, p.growth_interval / 20), io::Range::closed(1, 1e9)));
+  if (t.has("cycle_resolution") && p.cycle_cv == 0.0)
+    t.fail("cycle_resolution", "needs lifecycle.cycle_cv > 0 (a stochastic cell cycle)");
   return p;
+}
+
+double draw_growth_interval(std::uint64_t seed, std::int64_t cell_id, std::int64_t birth_step, double mean,
+                            double cv) {
+  if (cv <= 0.0) return mean;
+  const double shape = 1.0 / (cv * cv);
+  const std::uint64_t entity =
+      (static_cast<std::uint64_t>(birth_step) << 32) ^ static_cast<std::uint64_t>(cell_id);
+  return mean / shape * random::gamma_variate(seed, random::kCellCycle, entity, shape);
+}
+
+void start_cycle(World& w, std::size_t c, const LifecycleParams& p) {
+  auto* interval = dynamic_cast<Column<float>*>(w.cells.find(kGrowthIntervalColumn));
+  auto* next = dynamic_cast<Column<std::int64_t>*>(w.cells.find(kNextGrowthColumn));
+  if (!interval || !next) return;
+  const double steps = draw_growth_interval(w.seed, w.cell_id.host(c), w.step, p.growth_interval, p.cycle_cv);
+  interval->host(c) = static_cast<float>(steps);
+  next->host(c) = w.step + std::max<std::int64_t>(1, std::llround(steps));
 }
 
 namespace {
@@ -131,9 +155,16 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   const float* y = w.y.host_data().data();
   const float* z = w.z.host_data().data();
   std::vector<std::int32_t> new_count(n);
+  // the stochastic cycle: a cell's growth event comes when its own clock is due (each interval its own)
+  auto* interval = dynamic_cast<Column<float>*>(w.cells.find(kGrowthIntervalColumn));
+  auto* next = dynamic_cast<Column<std::int64_t>*>(w.cells.find(kNextGrowthColumn));
   for (std::size_t c = 0; c < n; ++c) {
     new_count[c] = w.count.host(c);
     w.flags.host(c) &= ~growing;
+    if (next) {
+      if (w.step < next->host(c)) continue;
+      next->host(c) += std::max<std::int64_t>(1, std::llround(static_cast<double>(interval->host(c))));
+    }
     const bool grows =
         (!has_delta || species->host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
         (!gate || (*gate)[c] > gate_threshold);
@@ -152,12 +183,16 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   w.compact_host();  // contiguous element ranges again, now including the new elements
   for (std::size_t c = 0; c < n; ++c)
     if (w.count.host(c) >= p.division_elements) {
+      std::int32_t daughter = 0;
       if (p.membrane) {
         const TriangleIndex::View membrane = p.membrane->host_view();
-        divide_cell(w, static_cast<std::int32_t>(c), &membrane);
+        daughter = divide_cell(w, static_cast<std::int32_t>(c), &membrane);
       } else {
-        divide_cell(w, static_cast<std::int32_t>(c));
+        daughter = divide_cell(w, static_cast<std::int32_t>(c));
       }
+      // both daughters start a new cycle (no-op for the seed's deterministic one)
+      start_cycle(w, c, p);
+      start_cycle(w, static_cast<std::size_t>(daughter), p);
     }
 }
 
@@ -193,6 +228,14 @@ void install_lifecycle(Composition& comp) {
   }
   life.membrane = comp.find<const TriangleIndex>("membrane.index");
   w.flag_bit(kGrowingFlag);
+  if (life.cycle_cv > 0.0) {
+    // each cell's growth interval and next event, drawn for the cells there now (born at step 0)
+    w.cells.add_column<float>(kGrowthIntervalColumn);
+    w.cells.add_column<std::int64_t>(kNextGrowthColumn);
+    for (std::size_t c = 0; c < w.cells.size(); ++c) start_cycle(w, c, life);
+    w.cells.column<float>(kGrowthIntervalColumn).upload(w.cells.size());
+    w.cells.column<std::int64_t>(kNextGrowthColumn).upload(w.cells.size());
+  }
   // what the hook reads and writes, for `tissue check`: it appends and moves elements and cells (every
   // column of both tables follows its rows), from positions, element types, Delta and the gate
   AccessList access;
@@ -202,8 +245,12 @@ void install_lifecycle(Composition& comp) {
   access.write("elements", "x", "y", "z", "cell", kElementTypeColumn)
       .write("cells", "id", "first", "count", "cx", "cy", "cz", "flags");
   if (life.delta_species >= 0) access.write("cells", kSpeciesColumn);
+  if (life.cycle_cv > 0.0) {
+    access.read("cells", kGrowthIntervalColumn, kNextGrowthColumn);
+    access.write("cells", kGrowthIntervalColumn, kNextGrowthColumn);
+  }
   comp.add_hook(
-      "lifecycle.grow_and_divide", life.growth_interval,
+      "lifecycle.grow_and_divide", life.cycle_cv > 0.0 ? life.cycle_resolution : life.growth_interval,
       [life](World& world, const StepContext&) { grow_and_divide(world, life); }, access);
   if (!life.gate.empty()) {
     const std::string gate = life.gate;

@@ -43,7 +43,28 @@ struct LifecycleParams {
   double gate_threshold = 0.0;
   /// The membrane mesh (set by the model; null: the plane z = 0): "lowest" means nearest to it.
   std::shared_ptr<const TriangleIndex> membrane;
+  /// Stochastic cell cycle (an extension of the seed): the coefficient of variation of each cell's own
+  /// growth interval, drawn at its birth from a gamma distribution of mean growth_interval; 0 (default):
+  /// every cell grows every growth_interval steps, as in the seed.
+  double cycle_cv = 0.0;
+  /// With cycle_cv > 0: steps between checks of the cells' growth clocks (default growth_interval / 20).
+  int cycle_resolution = 100;
 };
+
+/// Cell columns of the stochastic cycle (cycle_cv > 0): each cell's growth interval [steps] and the step of
+/// its next growth event.
+inline constexpr const char* kGrowthIntervalColumn = "growth_interval";
+inline constexpr const char* kNextGrowthColumn = "next_growth";
+
+/// A cell's growth interval [steps]: Gamma with mean `mean` and coefficient of variation `cv` (shape 1/cv^2),
+/// drawn from the counter-based RNG keyed by the run's seed, the cell's stable id and the step it was born
+/// (random::kCellCycle), so that it does not depend on threads, backend or restarts.
+double draw_growth_interval(std::uint64_t seed, std::int64_t cell_id, std::int64_t birth_step, double mean,
+                            double cv);
+
+/// Gives cell c a new growth interval and its next growth event (at the world's step + the interval);
+/// no-op without the stochastic cycle's columns.
+void start_cycle(World& world, std::size_t c, const LifecycleParams& params);
 
 /// Reads [lifecycle] (see docs/scenarios.md). @throws InputError on invalid values.
 LifecycleParams read_lifecycle_params(const io::ScenarioTable& table);
