@@ -3,7 +3,7 @@
 item 13: 5000 species on 16 cells once took 4 GB, each rate's parser binding every name of the network).
 Networks of 500 and 5000 species (each rate reads its own species, the next one and one neighbour mean) run 3
 steps on 16 cells; the peak resident memory above that of a 50-species run must grow at most linearly (10x
-the species: at most 15x the memory, plus 8 MB) and stay under 128 MB above it, and `tissue check` of the 5000-species
+the species: at most 15x the memory, plus 8 MB) and stay under 128 MB above it (without AddressSanitizer), and `tissue check` of the 5000-species
 network must take under 20 s.
 
 usage: network_size.py TISSUE_BINARY WORK_DIR
@@ -15,6 +15,9 @@ import time
 
 tissue, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
+# AddressSanitizer's redzones and quarantine (up to 256 MB of freed blocks) add to the resident memory in
+# proportion to what is allocated: only the linear growth is checked under it, not the absolute bound
+sanitized = "libasan" in subprocess.run(["ldd", tissue], capture_output=True, text=True).stdout
 
 
 def scenario(species):
@@ -49,7 +52,7 @@ print(f"peak RSS above 50 species: 500 species {small / 1e6:.1f} MB, 5000 specie
 failures = []
 if large > 15 * max(small, 0) + 8e6:
     failures.append(f"5000 species take {large / 1e6:.1f} MB, more than 15 x the {small / 1e6:.1f} MB of 500")
-if large > 128e6:
+if large > 128e6 and not sanitized:
     failures.append(f"5000 species take {large / 1e6:.1f} MB more than 50")
 start = time.monotonic()
 subprocess.run([tissue, "check", scenario(5000)], stdout=subprocess.DEVNULL, check=True)
