@@ -14,32 +14,9 @@
 namespace tissue::io {
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view content) {
-  const std::filesystem::path tmp = temporary_path(path);
-  const auto fail = [&](const char* what) {
-    const std::string reason = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    throw std::runtime_error("cannot write " + path.string() + " (" + what + "): " + reason);
-  };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("open");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
+  AtomicWriter out(path, 1);  // no buffer: the content goes to the file in one piece
+  out.write(content);
+  out.commit();
 }
 
 bool overwrite_file_in_place(const std::filesystem::path& path, std::string_view content) {
@@ -95,17 +72,20 @@ AtomicWriter::~AtomicWriter() {
 
 void AtomicWriter::write(std::string_view bytes) {
   if (buffer_.size() + bytes.size() > capacity_) flush();
-  if (bytes.size() >= capacity_) {
-    buffer_.assign(bytes.data(), bytes.size());
-    flush();
-    return;
-  }
-  buffer_.append(bytes.data(), bytes.size());
+  if (bytes.size() >= capacity_)
+    write_all(bytes);  // a large piece goes straight to the file, not through the buffer
+  else
+    buffer_.append(bytes.data(), bytes.size());
 }
 
 void AtomicWriter::flush() {
-  const char* p = buffer_.data();
-  std::size_t left = buffer_.size();
+  write_all(buffer_);
+  buffer_.clear();
+}
+
+void AtomicWriter::write_all(std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
   while (left > 0) {
     const ssize_t n = ::write(fd_, p, left);
     if (n < 0) {
@@ -115,7 +95,6 @@ void AtomicWriter::flush() {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  buffer_.clear();
 }
 
 void AtomicWriter::commit() {

@@ -11,7 +11,7 @@
 
 namespace tissue::io {
 
-/// Writes `content` to `path` atomically (temporary name, fsync, rename).
+/// Writes `content` to `path` atomically (temporary name, fsync, rename; an AtomicWriter).
 /// @throws std::runtime_error with the path and the system error on failure; the temporary is removed.
 void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
@@ -50,6 +50,7 @@ class AtomicWriter {
 
  private:
   void flush();
+  void write_all(std::string_view bytes);
   [[noreturn]] void fail(const char* what);
 
   std::filesystem::path path_, tmp_;
