@@ -184,42 +184,28 @@ struct ElementForce {
       f.y += s * dy;
       f.z += s * dz;
     }
-    if constexpr (kTyped) {
-      // intercellular with cell types: the pair of types' Morse force, clamped at its min_force
-      const std::size_t row = static_cast<std::size_t>(own_type) * static_cast<std::size_t>(p.cell_types);
-      bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
-        if (q.tag == c) return;
-        const PairForce pair =
-            p.pairs[row + static_cast<std::size_t>(cell_type[static_cast<std::size_t>(q.tag)])];
-        const float dx = box.min_image_x(px - q.x);
-        const float dy = box.min_image_y(py - q.y);
-        const float dz = pz - q.z;
-        const float r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 >= pair.cutoff2 || r2 <= 0.0f) return;
-        const float r_inv = math::rsqrt(r2);
-        const float magnitude = morse_force(r2 * r_inv, pair.force);
-        const float s = (magnitude > pair.min_force ? magnitude : pair.min_force) * r_inv;
-        f.x += s * dx;
-        f.y += s * dy;
-        f.z += s * dz;
-      });
-    } else {
-      // intercellular: repulsive Morse over elements of other cells within the cutoff
-      bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
-        if (q.tag == c) return;
-        const float dx = box.min_image_x(px - q.x);
-        const float dy = box.min_image_y(py - q.y);
-        const float dz = pz - q.z;
-        const float r2 = dx * dx + dy * dy + dz * dz;
-        if (r2 >= p.inter_cutoff2 || r2 <= 0.0f) return;
-        const float r_inv = math::rsqrt(r2);
-        const float magnitude = morse_force(r2 * r_inv, p.inter);
-        const float s = magnitude > 0.0f ? magnitude * r_inv : 0.0f;  // repulsive part only (positive Morse)
-        f.x += s * dx;
-        f.y += s * dy;
-        f.z += s * dz;
-      });
-    }
+    // intercellular: Morse over elements of other cells within the cutoff, clamped from below at the
+    // pair's min_force: the seed's repulsive part only (min_force 0), or with cell types the pair of types'
+    // entry of the table
+    const PairForce seed_pair{p.inter, p.inter_cutoff2, 0.0f};
+    const std::size_t row = static_cast<std::size_t>(own_type) * static_cast<std::size_t>(p.cell_types);
+    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+      if (q.tag == c) return;
+      PairForce pair = seed_pair;
+      if constexpr (kTyped)
+        pair = p.pairs[row + static_cast<std::size_t>(cell_type[static_cast<std::size_t>(q.tag)])];
+      const float dx = box.min_image_x(px - q.x);
+      const float dy = box.min_image_y(py - q.y);
+      const float dz = pz - q.z;
+      const float r2 = dx * dx + dy * dy + dz * dz;
+      if (r2 >= pair.cutoff2 || r2 <= 0.0f) return;
+      const float r_inv = math::rsqrt(r2);
+      const float magnitude = morse_force(r2 * r_inv, pair.force);
+      const float s = (magnitude > pair.min_force ? magnitude : pair.min_force) * r_inv;
+      f.x += s * dx;
+      f.y += s * dy;
+      f.z += s * dz;
+    });
     // basement membrane: Morse in the distance to the plane z = 0 (acting along z), or to a mesh
     if (p.adhesion_on && type[i] == p.adhesive_type) {
       if (p.substrate_on)
