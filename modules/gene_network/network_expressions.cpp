@@ -1,7 +1,5 @@
 #include "modules/gene_network/network_expressions.hpp"
 
-#include <muParserBase.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -14,121 +12,11 @@
 #include <sstream>
 
 #include "engine/exec/error.hpp"
+#include "modules/gene_network/expression_language.hpp"
 
 namespace tissue::grn {
 
 namespace {
-
-// ---- the expression language's functions (host side; the same formulas are in kDeviceFunctions) ----
-double hill_seed(double x, double a, double b, double c, double h) {
-  return a + b / (1.0 + std::pow(c * x, h));
-}
-double hill_act(double x, double k, double n) {
-  const double xn = std::pow(x, n), kn = std::pow(k, n);
-  return xn / (kn + xn);
-}
-double hill_rep(double x, double k, double n) {
-  const double xn = std::pow(x, n), kn = std::pow(k, n);
-  return kn / (kn + xn);
-}
-double fn_exp(double x) {
-  return std::exp(x);
-}
-double fn_log(double x) {
-  return std::log(x);
-}
-double fn_sqrt(double x) {
-  return std::sqrt(x);
-}
-double fn_abs(double x) {
-  return std::fabs(x);
-}
-double fn_pow(double x, double y) {
-  return std::pow(x, y);
-}
-double fn_min(double x, double y) {
-  return std::fmin(x, y);
-}
-double fn_max(double x, double y) {
-  return std::fmax(x, y);
-}
-double unary_minus(double x) {
-  return -x;
-}
-double unary_plus(double x) {
-  return x;
-}
-
-/// The device side of the functions above, emitted into every generated kernel.
-constexpr const char* kDeviceFunctions = R"(
-__device__ double fn_hill(double x, double a, double b, double c, double h) { return a + b / (1.0 + pow(c * x, h)); }
-__device__ double fn_hill_act(double x, double k, double n) { const double xn = pow(x, n), kn = pow(k, n); return xn / (kn + xn); }
-__device__ double fn_hill_rep(double x, double k, double n) { const double xn = pow(x, n), kn = pow(k, n); return kn / (kn + xn); }
-__device__ double fn_exp(double x) { return exp(x); }
-__device__ double fn_log(double x) { return log(x); }
-__device__ double fn_sqrt(double x) { return sqrt(x); }
-__device__ double fn_abs(double x) { return fabs(x); }
-__device__ double fn_pow(double x, double y) { return pow(x, y); }
-__device__ double fn_min(double x, double y) { return fmin(x, y); }
-__device__ double fn_max(double x, double y) { return fmax(x, y); }
-)";
-
-const std::set<std::string>& function_names() {
-  static const std::set<std::string> names{"hill", "hill_act", "hill_rep", "exp", "log",
-                                           "sqrt", "abs",      "pow",      "min", "max"};
-  return names;
-}
-
-/// Number literals: a digit or '.' followed by a decimal number (no sign: unary minus is an operator).
-int read_number(const mu::char_type* text, int* pos, mu::value_type* value) {
-  const char* begin = text;
-  if (!(std::isdigit(static_cast<unsigned char>(*begin)) ||
-        (*begin == '.' && std::isdigit(static_cast<unsigned char>(begin[1])))))
-    return 0;
-  const char* end = begin;
-  while (*end != '\0') ++end;
-  double v = 0.0;
-  const auto [stop, ec] = std::from_chars(begin, end, v, std::chars_format::general);
-  if (ec != std::errc()) return 0;
-  *value = v;
-  *pos += static_cast<int>(stop - begin);
-  return 1;
-}
-
-/// muParser with exactly this language: C-like names, + - * / comparisons && || ?: and the functions
-/// above; no built-in constants, no other functions.
-class NetworkParser final : public mu::ParserBase {
- public:
-  NetworkParser() {
-    AddValIdent(read_number);
-    InitCharSets();
-    InitFun();
-    InitConst();
-    InitOprt();
-  }
-  void InitCharSets() override {
-    DefineNameChars("0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ");
-    DefineOprtChars("+-*/<>=!&|");
-    DefineInfixOprtChars("+-");
-  }
-  void InitFun() override {
-    DefineFun("hill", hill_seed);
-    DefineFun("hill_act", hill_act);
-    DefineFun("hill_rep", hill_rep);
-    DefineFun("exp", fn_exp);
-    DefineFun("log", fn_log);
-    DefineFun("sqrt", fn_sqrt);
-    DefineFun("abs", fn_abs);
-    DefineFun("pow", fn_pow);
-    DefineFun("min", fn_min);
-    DefineFun("max", fn_max);
-  }
-  void InitConst() override {}
-  void InitOprt() override {
-    DefineInfixOprt("-", unary_minus, mu::prINFIX);
-    DefineInfixOprt("+", unary_plus, mu::prINFIX);
-  }
-};
 
 /// What a name in an expression refers to.
 struct NameRef {
@@ -138,37 +26,9 @@ struct NameRef {
 
 using NameTable = std::map<std::string, NameRef>;
 
-bool valid_name(const std::string& s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
-}
-
-/// "<where>: <what> in "<expr>"": one line, as every input error; `what` names the token and its column.
-[[noreturn]] void expression_error(const std::string& where, const std::string& expr,
-                                   const std::string& what) {
-  throw InputError(where + ": " + what + " in \"" + expr + "\"");
-}
-
-/// Storage muParser's variables point at: one array of `capacity` doubles per name.
-struct VariableArrays {
-  std::size_t capacity = 0;
-  std::map<std::string, std::vector<double>> arrays;
-  /// Lets `p` bind the arrays of the names its expression uses, as it meets them (muParser's variable
-  /// factory): each parser holds only its own expression's variables, not every name of the network (with
-  /// all of them bound, 5000 species took 5000 x 10001 bindings, gigabytes).
-  void bind(mu::ParserBase& p) { p.SetVarFactory(&VariableArrays::find, this); }
-
- private:
-  /// muParser's factory: the array of `name`. @throws mu::ParserError for a name the network does not
-  /// have (the expressions were checked before, so this does not happen in a run).
-  static double* find(const char* name, void* self) {
-    auto& arrays = static_cast<VariableArrays*>(self)->arrays;
-    const auto it = arrays.find(name);
-    if (it == arrays.end()) throw mu::ParserError(std::string("unknown name \"") + name + "\"");
-    return it->second.data();
-  }
-};
+/// What the names of a network's expressions may be, for the message about an unknown one.
+const char* const kNamesHint =
+    "not a species, mean_<species>, adhesion, a sampled field, a parameter or a function";
 
 /// The variables an expression of `spec` may read (`with_means`: the mean_<species> too).
 std::vector<std::string> variable_names(const UserNetworkSpec& spec, const std::vector<std::string>& fields,
@@ -183,92 +43,6 @@ std::vector<std::string> variable_names(const UserNetworkSpec& spec, const std::
   return names;
 }
 
-/// muParser's variable factory while an expression is checked: a name in `known` reads a dummy 1.0; any other
-/// is the error muParser gives for an undefined name, at the name's first column in the expression. Names
-/// are bound as the expression uses them, so checking S rates costs O(S), not O(S^2) bindings.
-struct CheckedNames {
-  const std::set<std::string>* known;
-  const std::string* expr;
-  std::deque<double> values;
-
-  static double* find(const char* name, void* self) {
-    auto& me = *static_cast<CheckedNames*>(self);
-    if (me.known->count(name)) return &me.values.emplace_back(1.0);
-    const std::string& e = *me.expr;
-    const std::string token = name;
-    const auto word = [&](std::size_t at) {
-      const auto ident = [&](std::size_t i) {
-        return std::isalnum(static_cast<unsigned char>(e[i])) || e[i] == '_';
-      };
-      return (at == 0 || !ident(at - 1)) && (at + token.size() >= e.size() || !ident(at + token.size()));
-    };
-    std::size_t at = e.find(token);
-    while (at != std::string::npos && !word(at)) at = e.find(token, at + 1);
-    throw mu::ParserError(mu::ecUNASSIGNABLE_TOKEN, at == std::string::npos ? 0 : static_cast<int>(at),
-                          token);
-  }
-};
-
-/// Parses `expr` with the given variables and the spec's parameters; returns the variables it uses.
-/// @throws InputError at `where` with the token and its column.
-std::vector<std::string> check_expression(const UserNetworkSpec& spec, const std::set<std::string>& variables,
-                                          const std::string& expr, const std::string& where) {
-  for (std::size_t i = 0; i < expr.size(); ++i) {
-    if (expr[i] == '^')
-      expression_error(where, expr,
-                       "token \"^\" at column " + std::to_string(i + 1) +
-                           ": write powers as pow(x, n), or use hill_act / hill_rep / hill");
-    if (expr[i] == '=') {
-      const bool part_of_comparison = (i > 0 && std::string("<>!=").find(expr[i - 1]) != std::string::npos) ||
-                                      (i + 1 < expr.size() && expr[i + 1] == '=');
-      if (!part_of_comparison)
-        expression_error(where, expr,
-                         "token \"=\" at column " + std::to_string(i + 1) +
-                             ": assignments are not allowed "
-                             "(compare with ==)");
-    }
-  }
-  if (expr.find_first_not_of(" \t\n") == std::string::npos) expression_error(where, expr, "empty expression");
-  NetworkParser parser;
-  CheckedNames names{&variables, &expr, {}};
-  parser.SetVarFactory(&CheckedNames::find, &names);
-  for (const auto& [name, value] : spec.parameters) parser.DefineConst(name, value);
-  std::vector<std::string> used;
-  try {
-    parser.SetExpr(expr);
-    const double value = parser.Eval();
-    if (parser.GetNumResults() != 1)
-      expression_error(where, expr,
-                       "token \",\" at column " + std::to_string(expr.find(',') + 1) +
-                           ": one expression per rate (a comma outside a function's arguments)");
-    for (const auto& entry : parser.GetUsedVar()) used.push_back(entry.first);
-    // an expression of parameters and numbers only is a constant: a non-finite one (1/0, log(0), sqrt(-1))
-    // would fill every cell with inf or NaN from the first step
-    if (used.empty() && !std::isfinite(value))
-      expression_error(where, expr,
-                       "the expression is a constant that is not finite (" + std::to_string(value) + ")");
-  } catch (const mu::ParserError& e) {
-    const auto pos = static_cast<std::size_t>(std::max(0, e.GetPos()));
-    const std::string token = e.GetToken();
-    std::string what;
-    if (e.GetCode() == mu::ecUNASSIGNABLE_TOKEN)
-      what = "unknown name \"" + token + "\" at column " + std::to_string(pos + 1) +
-             " (not a species, mean_<species>, adhesion, a sampled field, a parameter or a function)";
-    else {
-      // muParser's message ends in " at position N" (0-based): replaced by the column
-      std::string msg = e.GetMsg();
-      for (const char* tail : {" at expression position ", " at position "}) {
-        const auto at = msg.find(tail);
-        if (at != std::string::npos) msg.erase(at);
-      }
-      what = msg + (token.empty() ? std::string() : " (token \"" + token + "\")") + " at column " +
-             std::to_string(pos + 1);
-    }
-    expression_error(where, expr, what);
-  }
-  return used;
-}
-
 /// Emits `expr` as CUDA C++: names prefixed by their kind, numbers as double literals.
 std::string to_cuda(const std::string& expr, const NameTable& names) {
   std::string out;
@@ -279,7 +53,7 @@ std::string to_cuda(const std::string& expr, const NameTable& names) {
       std::size_t j = i;
       while (j < expr.size() && (std::isalnum(static_cast<unsigned char>(expr[j])) || expr[j] == '_')) ++j;
       const std::string name = expr.substr(i, j - i);
-      if (function_names().count(name)) {
+      if (expression_functions().count(name)) {
         out += "fn_" + name;
       } else {
         const auto it = names.find(name);
@@ -353,12 +127,12 @@ UserNetworkSpec read_user_network(const io::ScenarioTable& t,
   spec.neighbour_distance = t.number("neighbour_distance", spec.neighbour_distance, io::Range::positive());
   // names are unique across species, mean_<species>, adhesion, fields, parameters and functions
   std::map<std::string, std::string> taken;  // name -> what it is
-  for (const auto& f : function_names()) taken[f] = "a function";
+  for (const auto& f : expression_functions()) taken[f] = "a function";
   taken["adhesion"] = "the adhesion input";
   for (const auto& f : available_fields) taken[f] = "a signal field";
   const auto claim = [&](const io::ScenarioTable& table, const std::string& key, const std::string& name,
                          const std::string& what) {
-    if (!valid_name(name))
+    if (!valid_expression_name(name))
       table.fail(key,
                  "\"" + name + "\" is not a valid name (letters, digits and _, not starting with a digit)");
     if (name.rfind("mean_", 0) == 0)
@@ -406,11 +180,12 @@ UserNetworkSpec read_user_network(const io::ScenarioTable& t,
   };
   const auto rate_names = variable_names(spec, available_fields, true);
   const std::set<std::string> rate_vars(rate_names.begin(), rate_names.end());
-  for (const auto& s : spec.species) note_use(check_expression(spec, rate_vars, s.rate, s.where));
+  for (const auto& s : spec.species)
+    note_use(check_expression(spec.parameters, rate_vars, s.rate, s.where, kNamesHint));
   if (!spec.suprabasal.empty()) {
     const auto names = variable_names(spec, available_fields, false);
-    note_use(check_expression(spec, std::set<std::string>(names.begin(), names.end()), spec.suprabasal,
-                              spec.suprabasal_where));
+    note_use(check_expression(spec.parameters, std::set<std::string>(names.begin(), names.end()),
+                              spec.suprabasal, spec.suprabasal_where, kNamesHint));
   }
   spec.mean_species.assign(means.begin(), means.end());
   if (spec.mean_species.size() > static_cast<std::size_t>(kMaxMeanSpecies))
@@ -431,7 +206,7 @@ std::string cuda_source(const UserNetworkSpec& spec) {
   src << "// generated from the scenario's [gene_network] by tissue "
          "(modules/gene_network/network_expressions.cpp)\n";
   src << "struct UserNetworkFields { const float* p[" << kMaxNetworkFields << "]; };\n";
-  src << kDeviceFunctions;
+  src << device_functions_source();
   src << "extern \"C\" __global__ void user_network_stage(const float* __restrict__ eval, const float* "
          "__restrict__ base, float* out, const float* __restrict__ means, UserNetworkFields fields, "
          "unsigned* "
@@ -479,8 +254,8 @@ std::string cuda_source(const UserNetworkSpec& spec) {
 struct HostNetworkEvaluator::Impl {
   const UserNetworkSpec spec;
   VariableArrays vars;
-  std::vector<std::unique_ptr<NetworkParser>> rates;
-  std::unique_ptr<NetworkParser> suprabasal;
+  std::vector<std::unique_ptr<ExpressionParser>> rates;
+  std::unique_ptr<ExpressionParser> suprabasal;
   std::vector<double> results;
   std::vector<float> staged;  ///< species x capacity: the new values, written to `out` after every rate
 
@@ -505,7 +280,7 @@ struct HostNetworkEvaluator::Impl {
     results.assign(vars.capacity, 0.0);
     staged.assign(spec.species.size() * vars.capacity, 0.0f);
     const auto make = [&](const std::string& expr) {
-      auto p = std::make_unique<NetworkParser>();
+      auto p = std::make_unique<ExpressionParser>();
       vars.bind(*p);
       for (const auto& [name, value] : spec.parameters) p->DefineConst(name, value);
       p->SetExpr(expr);
