@@ -76,8 +76,13 @@ void World::compact_host() {
   // 2. elements: counting sort by new owning cell (stable), dropping those of dead cells
   const std::size_t n_elements = elements.size();
   std::vector<std::int32_t> counts(alive, 0);
+  // an element whose owner is -1 was removed by a hook
+  const auto new_owner = [&](std::size_t e) {
+    const std::int32_t owner = cell.host(e);
+    return owner < 0 ? -1 : new_index[static_cast<std::size_t>(owner)];
+  };
   for (std::size_t e = 0; e < n_elements; ++e) {
-    const std::int32_t c = new_index[static_cast<std::size_t>(cell.host(e))];
+    const std::int32_t c = new_owner(e);
     if (c >= 0) ++counts[static_cast<std::size_t>(c)];
   }
   std::vector<std::int32_t> offsets(alive, 0);
@@ -86,7 +91,7 @@ void World::compact_host() {
   std::vector<std::int32_t> element_order(kept);
   std::vector<std::int32_t> cursor = offsets;
   for (std::size_t e = 0; e < n_elements; ++e) {
-    const std::int32_t c = new_index[static_cast<std::size_t>(cell.host(e))];
+    const std::int32_t c = new_owner(e);
     if (c >= 0)
       element_order[static_cast<std::size_t>(cursor[static_cast<std::size_t>(c)]++)] =
           static_cast<std::int32_t>(e);

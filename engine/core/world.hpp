@@ -107,7 +107,8 @@ class World {
 
   /// Host mirrors <- device: both tables and every field.
   void download();
-  /// Host mirrors only: drops cells flagged dead and their elements, sorts elements by owning cell
+  /// Host mirrors only: drops cells flagged dead and their elements, and elements whose owning cell a hook
+  /// set to -1 (an element removed from its cell), sorts elements by owning cell
   /// (stable), recomputes first/count. A hook may call it to get contiguous ranges back mid-way.
   void compact_host();
   /// compact_host(), then uploads both tables. The schedule calls it after every round of hooks.

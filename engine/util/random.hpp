@@ -19,6 +19,8 @@ enum Stream : std::uint32_t {
   kNoise = 2,          ///< stochastic terms in time stepping
   kCellType = 3,       ///< initial cell types (entity = the cell's stable id)
   kCellCycle = 4,      ///< cell-cycle durations (entity = the cell's stable id and the step it was born)
+  kTransition = 5,  ///< behaviour rules' stochastic transitions (entity = the step and the cell's stable id)
+  kMotility = 6,    ///< random motility (entity = the step and the cell's stable id)
 };
 
 /// Four independent 32-bit words for (seed, stream, entity, counter).

@@ -84,7 +84,8 @@ Vec principal_axis(const std::array<Vec, 3>& m) {
 
 }  // namespace
 
-std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane) {
+std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane,
+                         DivisionOptions options) {
   const auto cu = static_cast<std::size_t>(c);
   const auto first = static_cast<std::size_t>(w.first.host(cu));
   const auto n = static_cast<std::size_t>(w.count.host(cu));
@@ -99,6 +100,7 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
             w.z.host(e) - centre.z};
     adhesive = adhesive || type.host(e) == kAdhesiveElementType;
   }
+  if (!options.basal) adhesive = false;  // a symmetric division: across the principal axis
   Vec axis{0.0, 0.0, 1.0};
   if (adhesive && membrane) {
     const SurfaceHit hit = membrane->closest_anywhere(centre.x, centre.y, centre.z);
@@ -116,7 +118,9 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   const auto proj = [&](std::size_t k) { return d[k][0] * axis[0] + d[k][1] * axis[1] + d[k][2] * axis[2]; };
-  const auto is_adhesive = [&](std::size_t k) { return type.host(first + k) == kAdhesiveElementType; };
+  const auto is_adhesive = [&](std::size_t k) {
+    return adhesive && type.host(first + k) == kAdhesiveElementType;
+  };
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     if (is_adhesive(a) != is_adhesive(b)) return is_adhesive(a);
     return proj(a) < proj(b);
@@ -127,7 +131,7 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
   for (std::size_t k = n / 2; k < n; ++k) {
     const std::size_t e = first + order[k];
     w.cell.host(e) = daughter;
-    type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
+    if (options.basal) type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
   }
   if (Column<float>* species = species_of(w))
     for (int s = 0; s < species->components(); ++s) {
@@ -208,6 +212,10 @@ namespace {
 void install_lifecycle(Composition& comp) {
   const auto table = comp.root().table("lifecycle");
   auto life = read_lifecycle_params(table);
+  if (const auto owner = comp.find<const std::string>("cell_growth"))
+    table.fail("", "the module " + *owner + " already grows and divides the cells: use lifecycle or " +
+                       *owner + ", not both");
+  comp.share("cell_growth", std::make_shared<const std::string>("lifecycle"));
   World& w = comp.world();
   if (const auto* species = w.cells.find(kSpeciesColumn)) {
     life.delta_species = species->component_index(kDeltaSpecies);

@@ -72,10 +72,19 @@ LifecycleParams read_lifecycle_params(const io::ScenarioTable& table);
 /// One growth event followed by divisions, on host mirrors (the hook; the schedule commits after it).
 void grow_and_divide(World& world, const LifecycleParams& params);
 
+/// How divide_cell shares a cell's elements.
+struct DivisionOptions {
+  /// true: the seed's basal rule below; false: every cell splits across its principal axis and each element
+  /// keeps its type (a symmetric division, modules/rules).
+  bool basal = true;
+};
+
 /// Splits cell `c` (contiguous elements after compact_host) into two; returns the new cell's index.
 /// A cell with adhesive elements keeps all of them plus its lowest other elements up to half (along z, or
 /// along the normal of the closest triangle of `membrane`, a host view, when not null); the new cell gets
-/// the rest, as non-adhesive elements. A cell without splits across its principal axis.
-std::int32_t divide_cell(World& world, std::int32_t c, const TriangleIndex::View* membrane = nullptr);
+/// the rest, as non-adhesive elements. A cell without splits across its principal axis. Both daughters get
+/// half of every species; the new one copies the mother's flags, cell type and centre.
+std::int32_t divide_cell(World& world, std::int32_t c, const TriangleIndex::View* membrane = nullptr,
+                         DivisionOptions options = {});
 
 }  // namespace tissue::lifecycle

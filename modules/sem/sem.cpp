@@ -171,6 +171,18 @@ SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.
     pairs_.assign(pairs);
     kernel_.intra_by_type = std::as_const(intra_by_type_).span();
     kernel_.pairs = std::as_const(pairs_).span();
+    // types that all take the seed's potentials (types declared for rules, not for mechanics) run the
+    // seed's kernel: the same forces bit for bit, without the pair table's loads
+    const auto same = [](const Morse<double>& a, const Morse<double>& b) {
+      return a.u0 == b.u0 && a.xi1 == b.xi1 && a.w0 == b.w0 && a.xi2 == b.xi2;
+    };
+    const double seed_cutoff = params_.inter_cutoff > 0.0 ? params_.inter_cutoff : morse_minimum(params_.inter);
+    bool uniform = true;
+    for (const auto& m : params_.intra_by_type) uniform = uniform && same(m, params_.intra);
+    for (const auto& pair : params_.pairs)
+      uniform = uniform && same(pair.morse, params_.inter) && !pair.attractive &&
+                pair.effective_cutoff() == seed_cutoff;
+    if (uniform) kernel_.cell_types = 0;
   }
 }
 
