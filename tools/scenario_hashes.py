@@ -38,6 +38,7 @@ STEPS = {
     "cell_sorting": (100, 50),
     "epidermis": (120, 40),
     "epidermis_stochastic": (120, 40),
+    "epidermis_rules": (120, 40),
     "epidermis_spot": (40, 20),
     "epidermis_tgfb": (120, 40),
     "epidermis_user_network": (120, 40),
