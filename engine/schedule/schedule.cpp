@@ -85,7 +85,7 @@ void Schedule::step(World& world, double dt) {
     if (world.step % entry.every != 0) continue;
     const double h = dt * entry.every / entry.substeps;
     for (int sub = 0; sub < entry.substeps; ++sub)
-      entry.system->run(world, StepContext{world.step, world.time + sub * h, h});
+      entry.system->run(world, StepContext{world.step, world.time + sub * h, h, sub});
   }
   world.step += 1;
   world.time += dt;

@@ -20,11 +20,14 @@
 namespace tissue {
 
 /// What a system or hook sees of the clock. `step` is the index of the step being taken (0-based);
-/// `time` the time at its start; `dt` its length [time units].
+/// `time` the time at its start; `dt` its length [time units]; `substep` which of a sub-cycled system's
+/// runs within the step this is (0 .. substeps - 1; 0 for hooks and systems that are not sub-cycled), so that
+/// random draws keyed by the step can tell sub-steps apart.
 struct StepContext {
   std::int64_t step = 0;
   double time = 0.0;
   double dt = 0.0;
+  std::int32_t substep = 0;
 };
 
 /// One physics system. Implementations hold their parameters and scratch buffers.

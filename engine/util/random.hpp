@@ -21,6 +21,7 @@ enum Stream : std::uint32_t {
   kCellCycle = 4,      ///< cell-cycle durations (entity = the cell's stable id and the step it was born)
   kTransition = 5,  ///< behaviour rules' stochastic transitions (entity = the step and the cell's stable id)
   kMotility = 6,    ///< random motility (entity = the step and the cell's stable id)
+  kGeneNoise = 7,   ///< gene-network noise (entity = step << 32 ^ cell id, counter = species / 4)
 };
 
 /// Four independent 32-bit words for (seed, stream, entity, counter).
@@ -48,6 +49,26 @@ TISSUE_HD inline Uniform4 uniform4(std::uint64_t seed, std::uint32_t stream, std
   const auto r = philox(seed, stream, entity, counter);
   return Uniform4{
       {to_unit_float(r.v[0]), to_unit_float(r.v[1]), to_unit_float(r.v[2]), to_unit_float(r.v[3])}};
+}
+
+/// Four independent standard normals (double) for (seed, stream, entity, counter): Box-Muller on the two
+/// pairs of Philox words, each word mapped to (k + 1) / 2^32 in (0, 1] (so |value| <= sqrt(64 ln 2) = 6.66):
+/// (v[0], v[1]) = sqrt(-2 ln u0) (cos, sin)(2 pi u1) with u0, u1 from words 0 and 1, (v[2], v[3]) likewise
+/// from words 2 and 3.
+struct Normal4 {
+  double v[4];
+};
+TISSUE_HD inline Normal4 normal4(std::uint64_t seed, std::uint32_t stream, std::uint64_t entity,
+                                 std::uint32_t counter) {
+  const auto r = philox(seed, stream, entity, counter);
+  const double scale = 1.0 / 4294967296.0, two_pi = 6.283185307179586;
+  const double u0 = (static_cast<double>(r.v[0]) + 1.0) * scale,
+               u1 = (static_cast<double>(r.v[1]) + 1.0) * scale;
+  const double u2 = (static_cast<double>(r.v[2]) + 1.0) * scale,
+               u3 = (static_cast<double>(r.v[3]) + 1.0) * scale;
+  const double r01 = sqrt(-2.0 * log(u0)), r23 = sqrt(-2.0 * log(u2));
+  return Normal4{
+      {r01 * cos(two_pi * u1), r01 * sin(two_pi * u1), r23 * cos(two_pi * u3), r23 * sin(two_pi * u3)}};
 }
 
 /// Maps two 32-bit words to a double in (0, 1] with 53 random bits.

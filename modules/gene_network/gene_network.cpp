@@ -3,6 +3,7 @@
 #include "engine/exec/parallel_for.hpp"
 
 #include <stdexcept>
+#include <string>
 
 namespace tissue::grn {
 
@@ -48,10 +49,36 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
   if (!p.tgf_beta_field.empty() && t.has("tgf_beta"))
     t.fail("tgf_beta_field", "give either a constant tgf_beta or a tgf_beta_field, not both");
   p.neighbour_distance = t.number("neighbour_distance", p.neighbour_distance, io::Range::positive());
+  p.noise = read_noise_params(t);
   const auto init = t.table("initial");
   for (int k = 0; k < kAdhesion; ++k)
     p.initial[static_cast<std::size_t>(k)] = init.number(kSpeciesNames[k], 0.0, io::Range::non_negative());
   return p;
+}
+
+NoiseParams read_noise_params(const io::ScenarioTable& t) {
+  NoiseParams noise;
+  noise.sigma = t.number("noise", 0.0, io::Range::non_negative());
+  const std::string kind = t.string("noise_kind", "additive", {"additive", "langevin"});
+  noise.kind = kind == "langevin" ? NoiseKind::langevin : NoiseKind::additive;
+  if (t.has("noise_kind") && !noise.enabled())
+    t.fail("noise_kind", "needs gene_network.noise > 0 (noise in the network's equations)");
+  return noise;
+}
+
+void add_gene_noise(World& w, std::size_t rows, const NoiseParams& noise, const StepContext& ctx) {
+  if (!noise.enabled() || w.cells.size() == 0) return;
+  if (rows > kMaxNoiseSpecies || ctx.substep < 0 || ctx.substep >= kMaxNoiseSubsteps)
+    throw std::length_error("gene network noise: " + std::to_string(rows) + " species (at most " +
+                            std::to_string(kMaxNoiseSpecies) + "), sub-step " + std::to_string(ctx.substep) +
+                            " (at most " + std::to_string(kMaxNoiseSubsteps - 1) + ")");
+  exec::parallel_for(w.cells.size(),
+                     GeneNoise{species_column(w).span(), w.cells.capacity(), rows, w.cell_id.span(), w.seed,
+                               ctx.step, ctx.substep, noise.sigma, ctx.dt, noise.kind});
+}
+
+void declare_gene_noise_access(AccessList& a, const NoiseParams& noise) {
+  if (noise.enabled()) a.read("cells", "id");
 }
 
 void compute_adhesion_input(World& w, std::size_t row, const TriangleIndex* membrane,
@@ -83,6 +110,7 @@ AccessList GeneNetworkSystem::access() const {
   AccessList a = adhesion_input_access(membrane_ != nullptr);
   a.read("cells", "cx", "cy", "cz", "species", "flags");  // flags: the other bits are kept
   if (!params_.tgf_beta_field.empty()) a.read("cells", params_.tgf_beta_field);
+  declare_gene_noise_access(a, params_.noise);
   return a.write("cells", "species", "flags");
 }
 
@@ -92,6 +120,8 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = species_column(w).span();
   compute_adhesion_input(w, kAdhesion, membrane_.get(), heights_);
+  // the noise first (Lie splitting), so that the stages below set the suprabasal bit from the final state
+  add_gene_noise(w, kAdhesion, params_.noise, ctx);
   const auto d = static_cast<float>(params_.neighbour_distance);
   bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
   mid_.ensure(species.size());

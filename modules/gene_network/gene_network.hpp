@@ -34,6 +34,29 @@ inline Column<float>& species_column(World& world) {
   return world.cells.column<float>(kSpeciesColumn);
 }
 
+/// Optional noise in the network's equations ([gene_network] noise, noise_kind; README "Noise").
+struct NoiseParams {
+  /// sigma: additive [concentration / sqrt(time)], langevin [sqrt(concentration / time)]; 0 = no noise (the
+  /// deterministic network, bit for bit).
+  double sigma = 0.0;
+  NoiseKind kind = NoiseKind::additive;
+  bool enabled() const { return sigma > 0.0; }
+};
+
+/// Reads `noise` (>= 0, default 0) and `noise_kind` ("additive" or "langevin", default "additive") from
+/// [gene_network]. @throws InputError (file:line:column) for a negative or non-finite sigma, another kind,
+/// or noise_kind without noise > 0.
+NoiseParams read_noise_params(const io::ScenarioTable& table);
+
+/// One Euler-Maruyama step of length ctx.dt of the noise on species rows [0, rows) of every cell
+/// (GeneNoise, keyed by the run's seed, ctx.step, ctx.substep and the cells' stable ids). Nothing when
+/// !noise.enabled(). @throws std::length_error for rows > kMaxNoiseSpecies or a sub-step outside
+/// [0, kMaxNoiseSubsteps) (the scenario reader refuses such networks and cadences first).
+void add_gene_noise(World& world, std::size_t rows, const NoiseParams& noise, const StepContext& ctx);
+/// Declares in `access` what add_gene_noise() reads besides the species column (which the caller reads
+/// and writes): the cells' stable ids ("cells.id") when the noise is on.
+void declare_gene_noise_access(AccessList& access, const NoiseParams& noise);
+
 struct GeneNetworkParams {
   /// Table 2, with h_on = -2 (see README: the printed +2 contradicts the seed's own statement that
   /// basal, high-Ovol2 cells have low Delta).
@@ -59,13 +82,12 @@ struct GeneNetworkParams {
   std::string tgf_beta_field;
   double neighbour_distance = 0.8;  ///< cells are neighbours when their centres are closer [length]
   std::array<double, kSpeciesCount> initial{};  ///< initial concentrations of new cells (A is computed)
+  NoiseParams noise;                            ///< off by default
 };
 
 /// Reads [gene_network] (see docs/scenarios.md). @throws InputError on invalid values.
 GeneNetworkParams read_gene_network_params(const io::ScenarioTable& table);
 
-/// System "gene_network": A from geometry, then one RK2 (midpoint) step of every cell's network, with
-/// the neighbour means evaluated at each stage. Needs current cell centres (run after cell_centres).
 /// Sets species row `row` of every cell to its adhesion input A (AdhesionInput): heights above the plane
 /// z = 0, or above `membrane` when not null (a membrane mesh's index, e.g. a curved substrate; the
 /// elements' heights go to `scratch`, grown as needed).
@@ -75,6 +97,9 @@ void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* 
 /// heights and types and the cells' element ranges, the elements' x and y too with a membrane.
 AccessList adhesion_input_access(bool membrane);
 
+/// System "gene_network": A from geometry, the noise step when params.noise is on (add_gene_noise), then one
+/// RK2 (midpoint) step of every cell's network, with the neighbour means evaluated at each stage. Needs
+/// current cell centres (run after cell_centres).
 class GeneNetworkSystem final : public System {
  public:
   explicit GeneNetworkSystem(const GeneNetworkParams& params);

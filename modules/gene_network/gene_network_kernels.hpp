@@ -22,6 +22,7 @@
 #include "engine/exec/span.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "engine/util/random.hpp"
 
 namespace tissue::grn {
 
@@ -187,6 +188,69 @@ struct NetworkStage {
     if (!flags.empty()) {
       const std::uint32_t f = flags[c] & ~suprabasal_bit;
       flags[c] = result[kOvol1] > result[kOvol2] ? (f | suprabasal_bit) : f;
+    }
+  }
+};
+
+/// Amplitude law of the gene-network noise ([gene_network] noise_kind).
+enum class NoiseKind : std::int32_t {
+  additive = 0,  ///< x <- max(0, x + sigma sqrt(h) xi)
+  langevin =
+      1,  ///< x <- max(0, x + sigma sqrt(max(x, 0) h) xi): the chemical Langevin equation's sqrt(x) law
+};
+
+/// Most species rows the noise keys apart (12 bits of the Philox counter hold species / 4).
+inline constexpr std::size_t kMaxNoiseSpecies = 4u << 12;
+/// Most sub-steps per step the noise keys apart (the counter's other 20 bits; [schedule] allows 1e6).
+inline constexpr std::int64_t kMaxNoiseSubsteps = std::int64_t(1) << 20;
+
+/// Philox counter of the gene noise: the sub-step in the upper 20 bits, species / 4 in the lower 12.
+TISSUE_HD inline std::uint32_t gene_noise_counter(std::int32_t substep, std::size_t species) {
+  return (static_cast<std::uint32_t>(substep) << 12) | static_cast<std::uint32_t>(species / 4);
+}
+
+/// The standard normal xi of species row `species` (< kMaxNoiseSpecies) of the cell with stable id
+/// `cell_id` (< 2^32) in sub-step `substep` (< kMaxNoiseSubsteps) of step `step`: number species % 4 of
+/// random::normal4(seed, kGeneNoise, entity = (step << 32) ^ cell_id, gene_noise_counter(substep, species)).
+/// A pure function of (seed, step, substep, cell id, species): the same on any thread count, on either
+/// backend and after a restart; independent across cells, steps, sub-steps and species.
+TISSUE_HD inline double gene_noise_normal(std::uint64_t seed, std::int64_t step, std::int32_t substep,
+                                          std::int64_t cell_id, std::size_t species) {
+  const std::uint64_t entity = (static_cast<std::uint64_t>(step) << 32) ^ static_cast<std::uint64_t>(cell_id);
+  return random::normal4(seed, random::kGeneNoise, entity, gene_noise_counter(substep, species))
+      .v[species % 4];
+}
+
+/// One Euler-Maruyama step of the noise of the gene network for cell c (Lie splitting with the
+/// deterministic RK2 step: modules/gene_network/README.md, "Noise"): for each species row s < rows,
+///   additive: x <- max(0, x + sigma sqrt(h) xi),   langevin: x <- max(0, x + sigma sqrt(max(x, 0) h) xi),
+/// xi = gene_noise_normal(seed, step, substep, cell_id[c], s), computed in double and rounded to float.
+/// Rows from `rows` on (the adhesion input) are left alone.
+struct GeneNoise {
+  Span<float> species;  ///< species-major, rows x stride [concentration]
+  std::size_t stride;   ///< the cells' capacity
+  std::size_t rows;     ///< species rows that get noise (<= kMaxNoiseSpecies; not the adhesion row)
+  Span<const std::int64_t> cell_id;  ///< #cells: stable ids (< 2^32)
+  std::uint64_t seed;                ///< the run's seed
+  std::int64_t step;                 ///< the step being taken
+  std::int32_t substep;              ///< its sub-step (< kMaxNoiseSubsteps)
+  double sigma;  ///< additive: [concentration / sqrt(time)]; langevin: [sqrt(concentration / time)]
+  double h;      ///< step length [time]
+  NoiseKind kind;
+
+  TISSUE_HD void operator()(std::size_t c) const {
+    const std::uint64_t entity =
+        (static_cast<std::uint64_t>(step) << 32) ^ static_cast<std::uint64_t>(cell_id[c]);
+    const double additive = sigma * math::sqrt(h);
+    random::Normal4 xi{};
+    for (std::size_t s = 0; s < rows; ++s) {
+      if (s % 4 == 0) xi = random::normal4(seed, random::kGeneNoise, entity, gene_noise_counter(substep, s));
+      float& x = species[s * stride + c];
+      const double v = static_cast<double>(x);
+      const double amplitude =
+          kind == NoiseKind::additive ? additive : sigma * math::sqrt((v > 0.0 ? v : 0.0) * h);
+      const double next = v + amplitude * xi.v[s % 4];
+      x = static_cast<float>(next > 0.0 ? next : 0.0);
     }
   }
 };

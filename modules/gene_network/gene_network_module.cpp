@@ -19,9 +19,9 @@ std::string join(const std::vector<std::string>& names) {
 }
 
 /// [gene_network]: adds the species column (initial values on every cell) and the suprabasal flag, and the
-/// network system. A scenario-defined network may read the cell inputs offered by modules installed before
-/// it (sampled fields); the adhesion input is measured from the membrane mesh when one is shared for
-/// adhesion ("membrane.adhesion").
+/// network system (with the optional noise of `noise`, `noise_kind`, on either network). A scenario-defined
+/// network may read the cell inputs offered by modules installed before it (sampled fields); the adhesion
+/// input is measured from the membrane mesh when one is shared for adhesion ("membrane.adhesion").
 void install_gene_network(Composition& comp) {
   const auto table = comp.root().table("gene_network");
   World& w = comp.world();
@@ -30,6 +30,7 @@ void install_gene_network(Composition& comp) {
   std::vector<double> initial;
   double neighbour_distance = 0.0;
   std::unique_ptr<System> network;
+  const NoiseParams noise = read_noise_params(table);
   if (has_user_network(table)) {
     auto spec = read_user_network(table, comp.cell_inputs());
     for (const auto& sp : spec.species) {
@@ -38,7 +39,7 @@ void install_gene_network(Composition& comp) {
     }
     names.push_back("adhesion");
     neighbour_distance = spec.neighbour_distance;
-    auto user = std::make_unique<UserNetworkSystem>(std::move(spec));
+    auto user = std::make_unique<UserNetworkSystem>(std::move(spec), noise);
     if (adhesion) user->set_membrane(adhesion);
     network = std::move(user);
   } else {
@@ -58,6 +59,9 @@ void install_gene_network(Composition& comp) {
     if (adhesion) builtin->set_membrane(adhesion);
     network = std::move(builtin);
   }
+  if (noise.enabled() && names.size() - 1 > kMaxNoiseSpecies)
+    table.fail("noise", "noise is keyed for at most " + std::to_string(kMaxNoiseSpecies) + " species, not " +
+                            std::to_string(names.size() - 1));
   if (w.box.periodic_x && (w.box.lx < 2.0 * neighbour_distance || w.box.ly < 2.0 * neighbour_distance))
     comp.root().table("initial").fail(
         "spacing", "the periodic box (" + std::to_string(w.box.lx) + " x " + std::to_string(w.box.ly) +

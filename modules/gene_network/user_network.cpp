@@ -58,7 +58,8 @@ struct FieldPointers {
 
 }  // namespace
 
-UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec) : spec_(std::move(spec)) {
+UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec, NoiseParams noise)
+    : spec_(std::move(spec)), noise_(noise) {
 #if defined(TISSUE_BACKEND_CUDA)
   if (exec::backend() == exec::Backend::cuda) {
     kernel_ =
@@ -76,6 +77,7 @@ AccessList UserNetworkSystem::access() const {
   a.read("cells", "species");
   if (!spec_.mean_species.empty()) a.read("cells", "cx", "cy", "cz");  // the neighbours
   a.read("cells", spec_.fields);
+  declare_gene_noise_access(a, noise_);
   a.write("cells", "species");
   if (!spec_.suprabasal.empty()) a.read_write("cells", "flags");  // the other bits are kept
   return a;
@@ -121,6 +123,8 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = species_column(w).span();
   compute_adhesion_input(w, spec_.species.size(), membrane_.get(), heights_);
+  // the noise first (Lie splitting), so that the last stage sets the suprabasal bit from the final state
+  add_gene_noise(w, spec_.species.size(), noise_, ctx);
   if (!spec_.mean_species.empty()) {
     const auto d = static_cast<float>(spec_.neighbour_distance);
     bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);

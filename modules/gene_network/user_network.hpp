@@ -13,6 +13,7 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/network_expressions.hpp"
 
 namespace tissue::cuda {
@@ -23,18 +24,20 @@ namespace tissue::grn {
 
 /// System "gene_network" for a scenario-defined network. The world's species column holds the spec's
 /// species in order, then the adhesion input (row spec.species.size(), computed every step); the sampled
-/// fields the expressions read are cell columns of the same names. Needs current cell centres.
+/// fields the expressions read are cell columns of the same names. Needs current cell centres. With
+/// noise on, each step starts with the noise step on the species rows (add_gene_noise), as the built-in's.
 class UserNetworkSystem final : public System {
  public:
   /// Compiles the expressions for the active backend (NVRTC on CUDA: about a second, once).
   /// @throws BackendError when the generated kernel does not compile (a bug: expressions are checked when
   ///         the scenario is read).
-  explicit UserNetworkSystem(UserNetworkSpec spec);
+  explicit UserNetworkSystem(UserNetworkSpec spec, NoiseParams noise = {});
   ~UserNetworkSystem() override;
   std::string name() const override { return "gene_network"; }
   AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
   const UserNetworkSpec& spec() const { return spec_; }
+  const NoiseParams& noise() const { return noise_; }
   /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).
   void set_membrane(std::shared_ptr<const TriangleIndex> membrane) { membrane_ = std::move(membrane); }
 
@@ -44,6 +47,7 @@ class UserNetworkSystem final : public System {
              Span<std::uint32_t> flags);
 
   UserNetworkSpec spec_;
+  NoiseParams noise_;
   std::shared_ptr<const TriangleIndex> membrane_;
   CellList bins_;
   DeviceBuffer<float> mid_, means_, heights_;
