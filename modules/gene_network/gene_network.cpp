@@ -59,8 +59,10 @@ GeneNetworkParams read_gene_network_params(const io::ScenarioTable& t) {
 NoiseParams read_noise_params(const io::ScenarioTable& t) {
   NoiseParams noise;
   noise.sigma = t.number("noise", 0.0, io::Range::non_negative());
-  const std::string kind = t.string("noise_kind", "additive", {"additive", "langevin"});
-  noise.kind = kind == "langevin" ? NoiseKind::langevin : NoiseKind::additive;
+  const std::string kind = t.string("noise_kind", "additive", {"additive", "langevin", "multiplicative"});
+  noise.kind = kind == "langevin"         ? NoiseKind::langevin
+               : kind == "multiplicative" ? NoiseKind::multiplicative
+                                          : NoiseKind::additive;
   if (t.has("noise_kind") && !noise.enabled())
     t.fail("noise_kind", "needs gene_network.noise > 0 (noise in the network's equations)");
   return noise;

@@ -36,14 +36,16 @@ inline Column<float>& species_column(World& world) {
 
 /// Optional noise in the network's equations ([gene_network] noise, noise_kind; README "Noise").
 struct NoiseParams {
-  /// sigma: additive [concentration / sqrt(time)], langevin [sqrt(concentration / time)]; 0 = no noise (the
+  /// sigma: additive [concentration / sqrt(time)], langevin [sqrt(concentration / time)], multiplicative
+  /// [1 / sqrt(time)]; 0 = no noise (the
   /// deterministic network, bit for bit).
   double sigma = 0.0;
   NoiseKind kind = NoiseKind::additive;
   bool enabled() const { return sigma > 0.0; }
 };
 
-/// Reads `noise` (>= 0, default 0) and `noise_kind` ("additive" or "langevin", default "additive") from
+/// Reads `noise` (>= 0, default 0) and `noise_kind` ("additive", "langevin" or "multiplicative", default
+/// "additive") from
 /// [gene_network]. @throws InputError (file:line:column) for a negative or non-finite sigma, another kind,
 /// or noise_kind without noise > 0.
 NoiseParams read_noise_params(const io::ScenarioTable& table);

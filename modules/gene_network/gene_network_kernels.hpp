@@ -197,6 +197,8 @@ enum class NoiseKind : std::int32_t {
   additive = 0,  ///< x <- max(0, x + sigma sqrt(h) xi)
   langevin =
       1,  ///< x <- max(0, x + sigma sqrt(max(x, 0) h) xi): the chemical Langevin equation's sqrt(x) law
+  /// x <- max(0, x + sigma max(x, 0) sqrt(h) xi): relative (extrinsic) noise, the same size in every species
+  multiplicative = 2,
 };
 
 /// Most species rows the noise keys apart (12 bits of the Philox counter hold species / 4).
@@ -224,6 +226,7 @@ TISSUE_HD inline double gene_noise_normal(std::uint64_t seed, std::int64_t step,
 /// One Euler-Maruyama step of the noise of the gene network for cell c (Lie splitting with the
 /// deterministic RK2 step: modules/gene_network/README.md, "Noise"): for each species row s < rows,
 ///   additive: x <- max(0, x + sigma sqrt(h) xi),   langevin: x <- max(0, x + sigma sqrt(max(x, 0) h) xi),
+///   multiplicative: x <- max(0, x + sigma max(x, 0) sqrt(h) xi),
 /// xi = gene_noise_normal(seed, step, substep, cell_id[c], s), computed in double and rounded to float.
 /// Rows from `rows` on (the adhesion input) are left alone.
 struct GeneNoise {
@@ -234,7 +237,8 @@ struct GeneNoise {
   std::uint64_t seed;                ///< the run's seed
   std::int64_t step;                 ///< the step being taken
   std::int32_t substep;              ///< its sub-step (< kMaxNoiseSubsteps)
-  double sigma;  ///< additive: [concentration / sqrt(time)]; langevin: [sqrt(concentration / time)]
+  double sigma;  ///< additive: [concentration / sqrt(time)]; langevin: [sqrt(concentration / time)];
+                 ///< multiplicative: [1 / sqrt(time)]
   double h;      ///< step length [time]
   NoiseKind kind;
 
@@ -247,8 +251,10 @@ struct GeneNoise {
       if (s % 4 == 0) xi = random::normal4(seed, random::kGeneNoise, entity, gene_noise_counter(substep, s));
       float& x = species[s * stride + c];
       const double v = static_cast<double>(x);
-      const double amplitude =
-          kind == NoiseKind::additive ? additive : sigma * math::sqrt((v > 0.0 ? v : 0.0) * h);
+      const double positive = v > 0.0 ? v : 0.0;
+      const double amplitude = kind == NoiseKind::additive   ? additive
+                               : kind == NoiseKind::langevin ? sigma * math::sqrt(positive * h)
+                                                             : additive * positive;
       const double next = v + amplitude * xi.v[s % 4];
       x = static_cast<float>(next > 0.0 ? next : 0.0);
     }

@@ -230,6 +230,19 @@ TEST_CASE("an Ornstein-Uhlenbeck network reaches the stationary mean and varianc
   }
 }
 
+TEST_CASE("multiplicative gene noise: the stationary variance of the scheme for an Ornstein-Uhlenbeck drift",
+          "[gene_network][noise]") {
+  // Y = x + sigma x sqrt(h) xi, then the RK2 step x' = m + a (Y - m): in the stationary state
+  // V = a^2 (V + sigma^2 h (V + m^2)), so V = a^2 sigma^2 h m^2 / (1 - a^2 (1 + sigma^2 h))
+  const double k = 1.0, m = 50.0, sigma = 0.05, h = 0.5, a = 1.0 - k * h + 0.5 * k * h * k * h;
+  const double v_exact = a * a * sigma * sigma * h * m * m / (1.0 - a * a * (1.0 + sigma * sigma * h));
+  const Moments x = moments(ou_samples("multiplicative", sigma, k, m, h, 100, 10, 40));
+  const double n = static_cast<double>(x.n), se_v = v_exact * std::sqrt(2.0 / (n - 1.0));
+  INFO("mean " << x.mean << " variance " << x.variance << " exact " << v_exact << " n " << x.n);
+  CHECK(std::abs(x.mean - m) < 4.0 * std::sqrt(v_exact / n));
+  CHECK(std::abs(x.variance - v_exact) < 4.0 * se_v);
+}
+
 TEST_CASE("noisy networks give the same bytes on one thread and on all threads", "[gene_network][noise]") {
   // 64 x 64 = 4096 cells: above exec::kMinParallelIterations, so the loops do run on several threads
   const int threads = omp_get_max_threads();
@@ -279,7 +292,8 @@ TEST_CASE("a negative noise or an unknown noise_kind is an input error at its fi
     // [gene_network] is line 8, so the keys are on line 9 (noise) and 10 (noise_kind)
     fails(network, "noise = -0.1\n", "bad.toml:9:9: gene_network.noise: expected a number >= 0, got -0.1");
     fails(network, "noise = 0.1\nnoise_kind = \"gaussian\"\n",
-          "bad.toml:10:14: gene_network.noise_kind: expected one of \"additive\", \"langevin\", got "
+          "bad.toml:10:14: gene_network.noise_kind: expected one of \"additive\", \"langevin\", "
+          "\"multiplicative\", got "
           "\"gaussian\"");
     fails(network, "noise_kind = \"langevin\"\n",
           "bad.toml:9:14: gene_network.noise_kind: needs gene_network.noise > 0");
