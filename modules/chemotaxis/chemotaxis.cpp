@@ -22,6 +22,9 @@ AccessList ChemotaxisSystem<Real>::access() const {
   return AccessList()
       .read_previous("elements", "x", "y", "z")
       .read_previous("grid", field_.name())
+      .read("elements", "cell")
+      .read("cells",
+            cell_factor_.empty() ? std::vector<std::string>{} : std::vector<std::string>{cell_factor_})
       .write("elements", "x", "y", "z");
 }
 
@@ -29,9 +32,22 @@ template <class Real>
 void ChemotaxisSystem<Real>::run(World& w, const StepContext& ctx) {
   const std::size_t n = w.elements.size();
   if (n == 0) return;
-  exec::parallel_for(
-      n, ElementChemotaxisStep<Real>{field_.geometry(), field_.shape().h, field_.current().data(),
-                                     params_.chi, w.box, ctx.dt, w.x.span(), w.y.span(), w.z.span()});
+  ElementChemotaxisStep<Real> step{field_.geometry(),
+                                   field_.shape().h,
+                                   field_.current().data(),
+                                   params_.chi,
+                                   w.box,
+                                   ctx.dt,
+                                   w.x.span(),
+                                   w.y.span(),
+                                   w.z.span(),
+                                   {},
+                                   {}};
+  if (!cell_factor_.empty()) {
+    step.cell_factor = w.cells.column<float>(cell_factor_).span();
+    step.cell = w.cell.span();
+  }
+  exec::parallel_for(n, step);
 }
 
 template <class Real>

@@ -4,6 +4,7 @@
 /// system. Equations and units:
 /// modules/chemotaxis/README.md; the pointwise math: chemotaxis_kernels.hpp.
 
+#include <functional>
 #include <string>
 
 #include "engine/core/world.hpp"
@@ -55,10 +56,19 @@ class ChemotaxisSystem final : public System {
   /// vx, vy, vz (device spans, each >= elements.size() long); the force is friction times this.
   void velocities(World& world, Span<float> vx, Span<float> vy, Span<float> vz) const;
   const ChemotaxisParams& params() const { return params_; }
+  /// From now on each cell's chi is multiplied by its float cell column `column` (which the caller adds;
+  /// modules/rules sets it per cell type).
+  void set_cell_factor(std::string column) { cell_factor_ = std::move(column); }
 
  private:
   ChemotaxisParams params_;
   GridField<Real>& field_;
+  std::string cell_factor_;
+};
+
+/// What the module chemotaxis shares as "chemotaxis.system" for modules listed after it (modules/rules).
+struct ChemotaxisHandle {
+  std::function<void(std::string)> set_cell_factor;  ///< ChemotaxisSystem::set_cell_factor
 };
 
 extern template class ChemotaxisSystem<float>;

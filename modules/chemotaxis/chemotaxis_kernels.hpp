@@ -19,6 +19,7 @@
 /// sum u V_node grows by exactly rate h per step.
 
 #include <cstddef>
+#include <cstdint>
 
 #include "engine/core/box.hpp"
 #include "engine/exec/config.hpp"
@@ -87,10 +88,16 @@ struct ElementChemotaxisStep {
   Box box;
   double dt;            ///< step length [time]
   Span<float> x, y, z;  ///< element positions [length], #elements, updated in place
+  /// Optional: a factor per cell on chi (a behaviour rule's `chemotaxis`, modules/rules), #cells, with the
+  /// elements' owners, #elements; empty: every cell climbs with chi.
+  Span<const float> cell_factor;
+  Span<const std::int32_t> cell;
 
   TISSUE_HD void operator()(std::size_t e) const {
     double v[3];
-    chemotactic_velocity(grid, h, u, chi, x[e], y[e], z[e], v);
+    Sensitivity s = chi;
+    if (cell_factor.size() > 0) s.chi *= static_cast<double>(cell_factor[static_cast<std::size_t>(cell[e])]);
+    chemotactic_velocity(grid, h, u, s, x[e], y[e], z[e], v);
     x[e] = box.wrap_x(static_cast<float>(static_cast<double>(x[e]) + dt * v[0]));
     y[e] = box.wrap_y(static_cast<float>(static_cast<double>(y[e]) + dt * v[1]));
     z[e] = box.clamp_z(static_cast<float>(static_cast<double>(z[e]) + dt * v[2]));

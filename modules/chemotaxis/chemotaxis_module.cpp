@@ -53,7 +53,12 @@ void install_chemotaxis(Composition& comp) {
   const ChemotaxisParams params = read_chemotaxis_params(table);
   with_grid_field(comp, table, params.field, [&](auto& field) {
     using Real = precision_of<decltype(field)>;
-    comp.add_system(std::make_unique<ChemotaxisSystem<Real>>(params, field));
+    auto system = std::make_unique<ChemotaxisSystem<Real>>(params, field);
+    auto* raw = system.get();  // the schedule owns the system for the composition's life
+    comp.share("chemotaxis.system",
+               std::make_shared<ChemotaxisHandle>(
+                   ChemotaxisHandle{[raw](std::string column) { raw->set_cell_factor(std::move(column)); }}));
+    comp.add_system(std::move(system));
   });
   std::ostringstream d;
   d << "chemotaxis up grad " << params.field << " (chi = " << params.chi.chi;

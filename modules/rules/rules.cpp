@@ -105,6 +105,8 @@ RulesSpec read_rules(const io::ScenarioTable& root, const std::vector<std::strin
     tr.apoptosis_rate = read_rule(r, "apoptosis_rate", path);
     tr.motility = read_rule(r, "motility", path);
     spec.any_motility = spec.any_motility || !tr.motility.empty();
+    tr.chemotaxis = read_rule(r, "chemotaxis", path);
+    spec.any_chemotaxis = spec.any_chemotaxis || !tr.chemotaxis.empty();
     tr.apoptosis_duration = r.number("apoptosis_duration", 0.0, io::Range::non_negative());
     if (r.has("apoptosis_duration") && tr.apoptosis_rate.empty())
       r.fail("apoptosis_duration",
@@ -293,7 +295,9 @@ struct RuleEngine::Impl {
     vars.capacity = std::max<std::size_t>({n, 2 * vars.capacity, 16});
     const auto all = [&](const auto& f) {
       for (const auto& tr : spec.by_type) {
-        for (const Rule* r : {&tr.growth_rate, &tr.divide_when, &tr.apoptosis_rate, &tr.motility}) f(*r);
+        for (const Rule* r :
+             {&tr.growth_rate, &tr.divide_when, &tr.apoptosis_rate, &tr.motility, &tr.chemotaxis})
+          f(*r);
         for (const auto& t : tr.transitions) f(t.rate);
         for (const auto& s : tr.secretions) {
           f(s.rate);
@@ -361,6 +365,8 @@ void RuleEngine::apply(World& w, double dt) {
   auto& apoptosis_start = w.cells.column<std::int64_t>(kApoptosisStartColumn);
   auto& apoptosis_elements = w.cells.column<std::int32_t>(kApoptosisElementsColumn);
   auto* motility = dynamic_cast<Column<float>*>(w.cells.find(kMotilityColumn));
+  auto* chemotaxis =
+      spec_.any_chemotaxis ? dynamic_cast<Column<float>*>(w.cells.find(kChemotaxisColumn)) : nullptr;
   auto* species = dynamic_cast<Column<float>*>(w.cells.find("species"));
   const std::uint32_t apoptotic = w.flag_bit(kApoptoticFlag);
 
@@ -427,7 +433,8 @@ void RuleEngine::apply(World& w, double dt) {
         a[i] = v;
       }
     }
-    for (const Rule* r : {&tr.growth_rate, &tr.apoptosis_rate, &tr.motility}) m.evaluate(*r, mt);
+    for (const Rule* r : {&tr.growth_rate, &tr.apoptosis_rate, &tr.motility, &tr.chemotaxis})
+      m.evaluate(*r, mt);
     for (const auto& tn : tr.transitions) m.evaluate(tn.rate, mt);
     for (const auto& s : tr.secretions) {
       m.evaluate(s.rate, mt);
@@ -499,6 +506,9 @@ void RuleEngine::apply(World& w, double dt) {
                                 ? motility->host(c)
                                 : static_cast<float>(std::max(0.0, m.values[&tr.motility][i]));
     }
+    if (chemotaxis && !tr.chemotaxis.empty())
+      for (std::size_t i = 0; i < mt; ++i)
+        if (active[i]) chemotaxis->host(cells[i]) = static_cast<float>(m.values[&tr.chemotaxis][i]);
     // division, after this round's growth: `elements` counts the new elements
     if (!tr.divide_when.empty()) {
       const auto it = m.vars.arrays.find("elements");
@@ -544,6 +554,7 @@ void RuleEngine::apply(World& w, double dt) {
       w.flags.host(k) &= ~apoptotic;
     }
     if (motility) motility->host(du) = motility->host(c);
+    if (chemotaxis) chemotaxis->host(du) = chemotaxis->host(c);
   }
   // 4. cells whose apoptosis ended go (the schedule's commit removes them and their elements)
   for (const std::size_t c : finished) w.flags.host(c) |= cell_flags::dead;

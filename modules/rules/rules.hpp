@@ -18,6 +18,7 @@
 ///   secretion     rate Delta [amount] into species 0 of a grid field at the cell's centre (cloud-in-cell);
 ///                 uptake removes the fraction 1 - exp(-uptake Delta) of the field under the cell's stencil
 ///   motility      the cell's diffusion coefficient, column kMotilityColumn (modules/rules/motility.hpp)
+///   chemotaxis    the factor on the chemotaxis module's chi for the cell, column kChemotaxisColumn
 /// Random draws are counter-based (random::kTransition, keyed by the seed, the cell's stable id and the
 /// step): the same on any thread count and backend, and across restarts.
 
@@ -41,6 +42,8 @@ inline constexpr const char* kApoptosisStartColumn = "apoptosis_start";  ///< in
 inline constexpr const char* kApoptosisElementsColumn = "apoptosis_elements";  ///< int32: elements then
 /// float: the cell's random-motility diffusion coefficient [length^2/time] (owned by the module motility).
 inline constexpr const char* kMotilityColumn = "motility";
+/// float: the factor on the module chemotaxis's chi for the cell [1] (a `chemotaxis` rule).
+inline constexpr const char* kChemotaxisColumn = "chemotaxis";
 /// The cells' flag of cells in apoptosis (World::flag_bit).
 inline constexpr const char* kApoptoticFlag = "apoptotic";
 
@@ -78,6 +81,7 @@ struct TypeRules {
   Rule divide_when;                 ///< nonzero: divide
   Rule apoptosis_rate;              ///< [1/time]
   Rule motility;                    ///< diffusion coefficient [length^2/time] (needs the module motility)
+  Rule chemotaxis;                  ///< factor on [cell_chemotaxis] chi [1] (needs the module chemotaxis)
   double apoptosis_duration = 0.0;  ///< [time] over which an apoptotic cell's elements are removed
   DivisionAxis division = DivisionAxis::basal;
   bool halve_species =
@@ -97,6 +101,7 @@ struct RulesSpec {
   double neighbour_distance = 0.8;   ///< cells are neighbours when their centres are closer [length]
   int interval = 100;                ///< steps between evaluations
   bool any_motility = false;         ///< some type has a motility rule
+  bool any_chemotaxis = false;       ///< some type has a chemotaxis rule
 };
 
 /// Reads [rules] and every [[cell_types]] entry's `rules` table. `types` are the declared cell types,
@@ -144,7 +149,6 @@ class RuleEngine {
 /// Neighbour means over cells whose centres (cx, cy, cz, periodic-aware) are closer than `distance`:
 /// out[j * n + c] = mean over neighbours of species row `rows[j]` (0 without neighbours), for n cells.
 /// Host, a uniform bin grid; summation in ascending neighbour index.
-void neighbour_means(World& world, const std::vector<int>& rows, double distance,
-                     std::vector<double>& out);
+void neighbour_means(World& world, const std::vector<int>& rows, double distance, std::vector<double>& out);
 
 }  // namespace tissue::rules

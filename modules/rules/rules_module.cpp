@@ -5,6 +5,7 @@
 
 #include "engine/grid/grid.hpp"
 #include "engine/schedule/module_registry.hpp"
+#include "modules/chemotaxis/chemotaxis.hpp"
 #include "modules/rules/motility.hpp"
 #include "modules/rules/rules.hpp"
 
@@ -70,6 +71,11 @@ void install_rules(Composition& comp) {
     table.fail("",
                "a cell type has a motility rule: add the module \"motility\" (before \"sem\") to "
                "[simulation] modules");
+  const auto chemotaxis = comp.find<chemotaxis::ChemotaxisHandle>("chemotaxis.system");
+  if (spec.any_chemotaxis && !chemotaxis)
+    table.fail("",
+               "a cell type has a chemotaxis rule: add the module \"chemotaxis\" ([cell_chemotaxis]) before "
+               "\"rules\" in [simulation] modules");
   auto engine = std::make_shared<RuleEngine>(spec, comp.find<const TriangleIndex>("membrane.index"));
   engine->install(w);
   if (motility && spec.any_motility) {
@@ -78,6 +84,12 @@ void install_rules(Composition& comp) {
       column.host(c) = static_cast<float>(motility->diffusion());
     column.upload(w.cells.size());
     motility->set_per_cell();
+  }
+  if (spec.any_chemotaxis) {  // every cell climbs with chi until its type's rule says otherwise
+    auto& column = w.cells.add_column<float>(kChemotaxisColumn);
+    for (std::size_t c = 0; c < w.cells.size(); ++c) column.host(c) = 1.0f;
+    column.upload(w.cells.size());
+    chemotaxis->set_cell_factor(kChemotaxisColumn);
   }
 
   AccessList access;
@@ -91,6 +103,7 @@ void install_rules(Composition& comp) {
              kGrowthProgressColumn, kApoptosisStartColumn, kApoptosisElementsColumn);
   if (!species.empty()) access.write("cells", "species");
   if (spec.any_motility) access.write("cells", kMotilityColumn);
+  if (spec.any_chemotaxis) access.write("cells", kChemotaxisColumn);
   for (const auto& tr : spec.by_type)
     for (const auto& s : tr.secretions) access.read("grid", s.field).write("grid", s.field);
   comp.add_hook(

@@ -37,9 +37,8 @@ std::string exact(double v) {
 std::string scenario(int n, int elements, const std::string& modules, const std::string& types_toml,
                      const std::string& extra, double dt = 0.01) {
   return "[simulation]\nentities = [\"tissue\"]\nmodules = [" + modules +
-         "]\nseed = 3\nsteps = 10\ndt = " + exact(dt) +
-         "\n[initial]\ncells_x = " + std::to_string(n) + "\ncells_y = " + std::to_string(n) +
-         "\nelements_per_cell = " + std::to_string(elements) +
+         "]\nseed = 3\nsteps = 10\ndt = " + exact(dt) + "\n[initial]\ncells_x = " + std::to_string(n) +
+         "\ncells_y = " + std::to_string(n) + "\nelements_per_cell = " + std::to_string(elements) +
          "\nadhesive_elements = " + std::to_string(elements / 2) + "\n" + types_toml + extra;
 }
 
@@ -288,10 +287,56 @@ TEST_CASE("rules: bad input is refused at its file:line:column", "[rules]") {
   CHECK_THAT(bad("secretion = [{ field = \"egf\", rate = \"1\" }]\n"),
              Catch::Contains("no grid field named \"egf\""));
   CHECK_THAT(bad("motility = \"0.1\"\n"), Catch::Contains("add the module \"motility\""));
+  CHECK_THAT(bad("chemotaxis = \"1\"\n"), Catch::Contains("add the module \"chemotaxis\""));
   CHECK_THAT(bad("apoptosis_duration = 2\n"), Catch::Contains("needs apoptosis_rate"));
   CHECK_THAT(bad("typo = 1\n"), Catch::Contains("rules.toml:15:1") && Catch::Contains("typo"));
   CHECK_THAT(error_of(scenario(2, 4, "\"sem\", \"cell_centres\", \"rules\"", "", "[rules]\ninterval = 5\n")),
              Catch::Contains("declare them with [[cell_types]]"));
   CHECK_THAT(bad("", "[lifecycle]\n", "\"sem\", \"cell_centres\", \"lifecycle\", \"rules\""),
              Catch::Contains("not both"));
+}
+
+TEST_CASE("rules: a chemotaxis rule scales the chemotaxis module's chi per cell type", "[rules]") {
+  // one-element cells without mechanics in a linear field c = g x: type a climbs at chi g, type b (factor 0
+  // from the first round on) stays
+  const std::string text =
+      "[simulation]\nentities = [\"tissue\", \"signals\"]\nmodules = [\"chemotaxis\", \"rules\"]\nseed = "
+      "5\nsteps = "
+      "10\ndt = 0.01\n[domain]\nperiodic = false\n[initial]\ncells_x = 4\ncells_y = 4\nelements_per_cell = 1\nadhesive_elements = 0\n"
+      "[[cell_types]]\nname = \"a\"\nfraction = 0.5\n[cell_types.rules]\nchemotaxis = "
+      "\"1\"\n[[cell_types]]\nname = "
+      "\"b\"\nfraction = 0.5\n[cell_types.rules]\nchemotaxis = \"0\"\n[rules]\ninterval = 1\n"
+      "[signal.att]\nspacing = 0.2\nheight = 1.0\n[cell_chemotaxis]\nfield = \"att\"\nchi = 0.5\n";
+  auto sim = build(text);
+  World& w = *sim->world;
+  const double g = 2.0;
+  for (auto& f : w.fields)
+    if (f->name() == "att") {
+      auto& grid = dynamic_cast<GridField<float>&>(*f);
+      const auto& shape = grid.shape();
+      for (int k = 0; k < shape.nz; ++k)
+        for (int j = 0; j < shape.ny; ++j)
+          for (int i = 0; i < shape.nx; ++i)
+            grid.host_at(0, i, j, k) = static_cast<float>(g * (i + 0.5) * shape.h);
+      grid.upload();
+    }
+  sim->advance(1);  // the first round sets the factors
+  w.download();
+  const auto x1 = w.x.host_data();
+  sim->advance(10);
+  w.download();
+  const auto& type = w.cells.column<std::int32_t>(rules::kCellTypeColumn);
+  std::size_t seen[2] = {0, 0};
+  for (std::size_t e = 0; e < w.elements.size(); ++e) {
+    const auto t = type.host(static_cast<std::size_t>(w.cell.host(e)));
+    // the gradient is exact between the first and the last node centres (0.1 and 2.3): elements that start
+    // and end there
+    if (x1[e] < 0.15f || x1[e] > 2.15f) continue;
+    const double dx = w.box.min_image_x(w.x.host(e) - x1[e]);
+    INFO("element " << e << " of type " << t << " from x = " << x1[e]);
+    CHECK(dx == Approx(t == 0 ? 10 * 0.01 * 0.5 * g : 0.0).margin(2e-6));
+    ++seen[t];
+  }
+  CHECK(seen[0] > 0);
+  CHECK(seen[1] > 0);
 }
