@@ -176,7 +176,8 @@ SemSystem::SemSystem(const SemParams& params) : params_(params), kernel_(params.
     const auto same = [](const Morse<double>& a, const Morse<double>& b) {
       return a.u0 == b.u0 && a.xi1 == b.xi1 && a.w0 == b.w0 && a.xi2 == b.xi2;
     };
-    const double seed_cutoff = params_.inter_cutoff > 0.0 ? params_.inter_cutoff : morse_minimum(params_.inter);
+    const double seed_cutoff =
+        params_.inter_cutoff > 0.0 ? params_.inter_cutoff : morse_minimum(params_.inter);
     bool uniform = true;
     for (const auto& m : params_.intra_by_type) uniform = uniform && same(m, params_.intra);
     for (const auto& pair : params_.pairs)

@@ -302,7 +302,8 @@ TEST_CASE("rules: a chemotaxis rule scales the chemotaxis module's chi per cell 
   const std::string text =
       "[simulation]\nentities = [\"tissue\", \"signals\"]\nmodules = [\"chemotaxis\", \"rules\"]\nseed = "
       "5\nsteps = "
-      "10\ndt = 0.01\n[domain]\nperiodic = false\n[initial]\ncells_x = 4\ncells_y = 4\nelements_per_cell = 1\nadhesive_elements = 0\n"
+      "10\ndt = 0.01\n[domain]\nperiodic = false\n[initial]\ncells_x = 4\ncells_y = 4\nelements_per_cell = "
+      "1\nadhesive_elements = 0\n"
       "[[cell_types]]\nname = \"a\"\nfraction = 0.5\n[cell_types.rules]\nchemotaxis = "
       "\"1\"\n[[cell_types]]\nname = "
       "\"b\"\nfraction = 0.5\n[cell_types.rules]\nchemotaxis = \"0\"\n[rules]\ninterval = 1\n"
