@@ -407,29 +407,75 @@ void RuleEngine::apply(World& w, double dt) {
     const std::size_t mt = cells.size();
     if (mt == 0) continue;
     for (auto& [name, a] : m.vars.arrays) {
+      // what `name` reads, resolved once per round (not per cell)
+      enum class Kind {
+        elements,
+        age,
+        time,
+        centre_x,
+        centre_y,
+        centre_z,
+        mean,
+        species_row,
+        input
+      } kind = Kind::input;
+      int row = -1;
+      const Column<float>* input = nullptr;
+      if (name == "elements")
+        kind = Kind::elements;
+      else if (name == "age")
+        kind = Kind::age;
+      else if (name == "time")
+        kind = Kind::time;
+      else if (name == "x")
+        kind = Kind::centre_x;
+      else if (name == "y")
+        kind = Kind::centre_y;
+      else if (name == "z")
+        kind = Kind::centre_z;
+      else if (name.rfind("mean_", 0) == 0 && species) {
+        kind = Kind::mean;
+        const auto it = std::find(spec_.mean_species.begin(), spec_.mean_species.end(),
+                                  species->component_index(name.substr(5)));
+        row = static_cast<int>(it - spec_.mean_species.begin());
+      } else if (species && species->component_index(name) >= 0) {
+        kind = Kind::species_row;
+        row = species->component_index(name);
+      } else {
+        input = &w.cells.column<float>(name);
+      }
       for (std::size_t i = 0; i < mt; ++i) {
         const std::size_t c = cells[i];
         double v = 0.0;
-        if (name == "elements")
-          v = w.count.host(c);
-        else if (name == "age")
-          v = static_cast<double>(w.step - birth.host(c)) * dt;
-        else if (name == "time")
-          v = w.time;
-        else if (name == "x")
-          v = w.cx.host(c);
-        else if (name == "y")
-          v = w.cy.host(c);
-        else if (name == "z")
-          v = w.cz.host(c);
-        else if (name.rfind("mean_", 0) == 0 && species) {
-          const int row = species->component_index(name.substr(5));
-          const auto it = std::find(spec_.mean_species.begin(), spec_.mean_species.end(), row);
-          v = means[static_cast<std::size_t>(it - spec_.mean_species.begin()) * n + c];
-        } else if (species && species->component_index(name) >= 0)
-          v = species->host(c, species->component_index(name));
-        else
-          v = w.cells.column<float>(name).host(c);
+        switch (kind) {
+          case Kind::elements:
+            v = w.count.host(c);
+            break;
+          case Kind::age:
+            v = static_cast<double>(w.step - birth.host(c)) * dt;
+            break;
+          case Kind::time:
+            v = w.time;
+            break;
+          case Kind::centre_x:
+            v = w.cx.host(c);
+            break;
+          case Kind::centre_y:
+            v = w.cy.host(c);
+            break;
+          case Kind::centre_z:
+            v = w.cz.host(c);
+            break;
+          case Kind::mean:
+            v = means[static_cast<std::size_t>(row) * n + c];
+            break;
+          case Kind::species_row:
+            v = species->host(c, row);
+            break;
+          case Kind::input:
+            v = input->host(c);
+            break;
+        }
         a[i] = v;
       }
     }
