@@ -429,3 +429,21 @@ def test_compressed_vtk_is_refused(tmp_path):
     (tmp_path / "c.vtu").write_text(text)
     with pytest.raises(NotImplementedError, match="compressed"):
         read_snapshot(tmp_path / "c.vtu")
+
+
+def test_polydata_ascii(tmp_path):
+    """A .vtp (PolyData) with two quads, written in ascii: points, point data and faces."""
+    (tmp_path / "skin_000000003.vtp").write_text(
+        '<?xml version="1.0"?>\n<VTKFile type="PolyData" version="1.0" byte_order="LittleEndian">\n'
+        '<PolyData>\n<Piece NumberOfPoints="6" NumberOfPolys="2">\n<PointData>\n'
+        '<DataArray type="Float64" Name="u" format="ascii">0 0.5 1 1.5 2 2.5</DataArray>\n</PointData>\n'
+        '<Points>\n<DataArray type="Float32" NumberOfComponents="3" format="ascii">\n'
+        "0 0 0 1 0 0 2 0 0 0 1 0 1 1 0 2 1 0\n</DataArray>\n</Points>\n<Polys>\n"
+        '<DataArray type="Int64" Name="connectivity" format="ascii">0 1 4 3 1 2 5 4</DataArray>\n'
+        '<DataArray type="Int64" Name="offsets" format="ascii">4 8</DataArray>\n</Polys>\n'
+        "</Piece>\n</PolyData>\n</VTKFile>\n")
+    snapshot = read_snapshot(tmp_path / "skin_000000003.vtp")
+    assert snapshot.kind == "PolyData" and snapshot.step == 3 and snapshot.grid_shape is None
+    np.testing.assert_array_equal(snapshot.points[4], [1, 1, 0])
+    np.testing.assert_array_equal(snapshot.point_data["u"], 0.5 * np.arange(6))
+    np.testing.assert_array_equal(snapshot.faces, [[0, 1, 4, 3], [1, 2, 5, 4]])
