@@ -51,6 +51,10 @@ class ColumnBase {
   /// The host mirror's bytes: components() * capacity() values of scalar_type(), component c of row i at
   /// value index c * capacity() + i (for type-erased readers and writers such as checkpoints).
   virtual void* host_bytes() = 0;
+  /// The device array's bytes, laid out as host_bytes() (the host memory the CPU backend computes in): for
+  /// zero-copy views (the Python package's `__cuda_array_interface__`). Valid until the table is resized
+  /// beyond its capacity or the column is destroyed.
+  virtual void* device_bytes() = 0;
 
   /// Reallocates host and device storage for `capacity` rows, keeping rows [0, rows) of every
   /// component on both sides. New rows are zero on the host mirror.
@@ -96,6 +100,7 @@ class Column final : public ColumnBase {
   DeviceBuffer<T>& device() { return device_; }
   ScalarType scalar_type() const override { return scalar_type_of<T>(); }
   void* host_bytes() override { return host_.data(); }
+  void* device_bytes() override { return device_.data(); }
 
   void reserve(std::size_t capacity, std::size_t rows) override {
     rows = std::min(rows, std::min(capacity, capacity_));

@@ -133,6 +133,11 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
     scenario = io::Scenario::from_string(h.scenario_text, h.scenario_path);
     header_ = h;
     restarted_from_ = checkpoint.string();
+  } else if (opt.parsed) {
+    scenario = *opt.parsed;
+    header_.scenario_path = scenario->path();
+    header_.scenario_text = scenario->text();
+    header_.scenario_sha256 = io::sha256_hex(scenario->text());
   } else {
     if (opt.scenario.empty()) throw InputError("tissue run needs a scenario file or --restart CHECKPOINT");
     scenario = io::Scenario::from_file(opt.scenario);
@@ -158,15 +163,20 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   every_ = opt.every.value_or(sim.output_every);
 
   const fs::path run_dir = checkpoint.empty() ? fs::path() : fs::absolute(checkpoint).parent_path();
+  const std::string stem_of = opt.parsed && opt.scenario.empty() ? opt.parsed->path() : opt.scenario;
   out_ = !opt.out.empty()   ? opt.out
          : !run_dir.empty() ? run_dir
-                            : fs::path("runs") / fs::path(opt.scenario).stem();
+                            : fs::path("runs") / fs::path(stem_of).stem();
   std::error_code ec;
-  const bool same_dir = !run_dir.empty() && fs::equivalent(out_, run_dir, ec);
-  // checked now, so that nothing is written for invalid input; checked again under the lock
-  io::check_not_locked(out_);
-  if (!same_dir) io::check_output_directory(out_, opt.overwrite);  // a restart continues its own directory
-  writer_ = sim.make_writer(out_);                                 // writes nothing yet
+  const bool same_dir = opt.write_output && !run_dir.empty() && fs::equivalent(out_, run_dir, ec);
+  if (opt.write_output) {
+    // checked now, so that nothing is written for invalid input; checked again under the lock
+    io::check_not_locked(out_);
+    if (!same_dir) io::check_output_directory(out_, opt.overwrite);  // a restart continues its own directory
+    writer_ = sim.make_writer(out_);                                 // writes nothing yet
+  } else {
+    out_.clear();
+  }
   if (!checkpoint.empty()) {
     io::read_checkpoint_state(checkpoint, *sim.world,
                               same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
@@ -177,13 +187,16 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
                        std::to_string(end_step_) + ": nothing to do (--steps N sets a later end)");
   }
 
-  create_output_dir(out_);          // only now that all input is checked
-  lock_ = io::DirectoryLock(out_);  // until the Runner ends; refuses a second run into the directory
-  if (!same_dir) {
-    io::check_output_directory(out_, opt.overwrite);  // what another run may have left meanwhile
-    if (opt.overwrite) io::clear_run_outputs(out_);   // a previous run's files would mix with this one's
+  start_step_ = sim.world->step;
+  if (opt.write_output) {
+    create_output_dir(out_);          // only now that all input is checked
+    lock_ = io::DirectoryLock(out_);  // until the Runner ends; refuses a second run into the directory
+    if (!same_dir) {
+      io::check_output_directory(out_, opt.overwrite);  // what another run may have left meanwhile
+      if (opt.overwrite) io::clear_run_outputs(out_);   // a previous run's files would mix with this one's
+    }
+    io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
   }
-  io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
 
   record_.command = opt.command;
   record_.set_scenario(header_.scenario_path, header_.scenario_text);
@@ -200,17 +213,27 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   record_.restarted_from = restarted_from_;
   record_.memory_estimate_host = sim.memory.host;
   record_.memory_estimate_device = sim.memory.device;
-  record_.write(out_);  // "running" until the run ends, however it ends
+  if (opt.write_output) record_.write(out_);  // "running" until the run ends, however it ends
 }
 
 Runner::~Runner() = default;
 
 std::string Runner::write_checkpoint(const char* status, const std::string& message) {
+  if (!writer_) return "";  // nothing is written (RunRequest::write_output)
   header_.status = status;
   header_.message = message;
   header_.dt = sim_->dt;
   io::CheckpointSeries series(out_, sim_->checkpoint.keep);
   return series.write(*sim_->world, header_, writer_->series()).string();
+}
+
+void Runner::write_checkpoint_to(const fs::path& path) {
+  io::CheckpointHeader header = header_;
+  header.status = "ok";
+  header.message.clear();
+  header.dt = sim_->dt;
+  io::write_checkpoint(path, *sim_->world, header,
+                       writer_ ? writer_->series() : std::vector<io::PvdSeries*>{});
 }
 
 void Runner::finish(const char* status, int exit_code, const std::string& message) {
@@ -220,16 +243,16 @@ void Runner::finish(const char* status, int exit_code, const std::string& messag
   record_.ended = io::utc_now_iso8601();
   record_.wall_seconds = now_seconds() - started_;
   record_.memory_device_peak = exec::allocation_stats(exec::backend()).peak;
-  record_.write(out_);
+  if (request_.write_output) record_.write(out_);
 }
 
-int Runner::run() {
-  started_ = now_seconds();
+template <class Body>
+int Runner::guarded(Body&& body) {
   try {
-    loop();
+    body();
   } catch (const Interrupted& e) {
     finish("interrupted", e.exit_code(), e.what());
-    std::fprintf(stderr, "\ntissue: %s (%s)\n", e.what(), out_.string().c_str());
+    if (request_.log != nullptr) std::fprintf(stderr, "\ntissue: %s (%s)\n", e.what(), out_.string().c_str());
     return e.exit_code();
   } catch (const std::exception& e) {
     std::string failed_state;
@@ -239,6 +262,7 @@ int Runner::run() {
         failed_state = record_.last_checkpoint;
       }
       finish("failed", exit_code_for(e), e.what());
+      closed_ = true;
     } catch (const std::exception&) {  // the original error matters more than a failed record
     }
     if (request_.progress_bar) std::fprintf(stderr, "\n");  // end the bar's line before the error's
@@ -247,67 +271,112 @@ int Runner::run() {
       throw NumericalError(std::string(e.what()) + " (the failed state is in " + failed_state + ")");
     throw;
   }
-  finish("completed", kExitOk, "");
   return kExitOk;
 }
 
-void Runner::loop() {
+int Runner::run() {
+  started_ = now_seconds();
+  const int code = guarded([&] {
+    begin();
+    advance(end_step_);
+  });
+  if (code != kExitOk) return code;
+  close();
+  return kExitOk;
+}
+
+int Runner::step(std::int64_t n) {
+  if (!begun_) started_ = now_seconds();
+  return guarded([&] {
+    begin();
+    if (converged_at_ < 0) advance(sim_->world->step + n);  // a converged run stops there
+  });
+}
+
+void Runner::close() {
+  if (closed_) return;
+  // a run closed before its first step still has its initial snapshot, like a run of 0 steps
+  guarded([&] {
+    begin();
+    conclude();
+  });
+  closed_ = true;
+  finish("completed", kExitOk, "");
+}
+
+void Runner::begin() {
+  if (begun_) return;
+  begun_ = true;
   Simulation& sim = *sim_;
   World& w = *sim.world;
-  std::FILE* log = request_.log;
-  const std::int64_t start = w.step, end = end_step_;
-  std::fprintf(log, "%s\nmodel %s, backend %s: %s\n%s\n", version_string().c_str(), sim.model.c_str(),
-               std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
-               sim.description.c_str());
-  if (!restarted_from_.empty())
-    std::fprintf(log, "restarting at step %lld (t = %g) from %s\n", static_cast<long long>(start), w.time,
-                 restarted_from_.c_str());
-  std::fprintf(log, "steps %lld to %lld of dt = %g, output every %lld steps to %s\n",
-               static_cast<long long>(start), static_cast<long long>(end), sim.dt,
-               static_cast<long long>(every_), out_.string().c_str());
-  std::fflush(log);
+  if (std::FILE* log = request_.log) {
+    std::fprintf(log, "%s\nmodel %s, backend %s: %s\n%s\n", version_string().c_str(), sim.model.c_str(),
+                 std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
+                 sim.description.c_str());
+    if (!restarted_from_.empty())
+      std::fprintf(log, "restarting at step %lld (t = %g) from %s\n", static_cast<long long>(w.step), w.time,
+                   restarted_from_.c_str());
+    std::fprintf(log, "steps %lld to %lld of dt = %g, output every %lld steps to %s\n",
+                 static_cast<long long>(w.step), static_cast<long long>(end_step_), sim.dt,
+                 static_cast<long long>(every_), out_.empty() ? "(nothing written)" : out_.string().c_str());
+    std::fflush(log);
+  }
+  if (writer_) writer_->write(w);
+  last_checkpoint_clock_ = now_seconds();
+  if (request_.log != nullptr)
+    progress_ = std::make_unique<Progress>(end_step_ - start_step_, request_.progress_bar);
+}
 
-  writer_->write(w);
+void Runner::advance(std::int64_t target) {
+  Simulation& sim = *sim_;
+  World& w = *sim.world;
   const CheckpointSettings& cp = sim.checkpoint;
-  double last_checkpoint = now_seconds();
   // SIGINT/SIGTERM: finish the step, write it, checkpoint, stop
   std::optional<InterruptGuard> interrupt;
   if (request_.handle_signals) interrupt.emplace();
-  Progress progress(end - start, request_.progress_bar);
-  std::int64_t converged_at = -1;
-  for (std::int64_t step = start + 1; step <= end; ++step) {
+  for (std::int64_t step = w.step + 1; step <= target; ++step) {
     sim.schedule.step(w, sim.dt);
     record_.steps_done = step;
-    progress.update(step - start);
+    if (progress_) progress_->update(step - start_step_);
     const bool check_due = sim.check_every > 0 && step % sim.check_every == 0;
-    if (step < end && check_due && sim.converged && sim.converged(w)) converged_at = step;
-    const bool last = step == end || converged_at == step;
+    if (step < end_step_ && check_due && sim.converged && sim.converged(w)) converged_at_ = step;
+    const bool last = step == end_step_ || converged_at_ == step;
     const bool output = last || (every_ > 0 && step % every_ == 0);
     if (sim.check && (output || check_due)) sim.check(w);
     const int signo = interrupt ? InterruptGuard::signal_received() : 0;
-    if (output || signo != 0) writer_->write(w);
-    const double minutes = (now_seconds() - last_checkpoint) / 60.0;
-    if (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
-        (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (last && cp.at_end)) {
+    if (writer_ && (output || signo != 0)) writer_->write(w);
+    const double minutes = (now_seconds() - last_checkpoint_clock_) / 60.0;
+    if (writer_ && (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
+                    (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (last && cp.at_end))) {
       record_.last_checkpoint = write_checkpoint("ok", "");
-      last_checkpoint = now_seconds();
+      last_checkpoint_clock_ = now_seconds();
     }
     if (signo != 0) {
       exec::synchronize();
       throw Interrupted(signo, step, record_.last_checkpoint);
     }
-    if (last) break;
+    if (last) finished_ = true;
+    if (converged_at_ == step) break;
   }
   exec::synchronize();
-  const std::int64_t ran = (converged_at > 0 ? converged_at : end) - start;
-  progress.finish(ran);
-  if (converged_at > 0)
-    std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at));
+}
+
+void Runner::conclude() {
+  Simulation& sim = *sim_;
+  World& w = *sim.world;
+  exec::synchronize();
+  const std::int64_t ran = w.step - start_step_;
+  std::FILE* log = request_.log;
+  if (progress_) progress_->finish(ran);
+  if (log != nullptr && converged_at_ > 0)
+    std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at_));
   w.download();
+  if (log == nullptr) return;
   std::fprintf(log, "%s\n", sim.summary ? sim.summary(w).c_str() : "");
-  const double steps_per_s = progress.elapsed() > 0 ? static_cast<double>(ran) / progress.elapsed() : 0.0;
+  const double elapsed = progress_ ? progress_->elapsed() : 0.0;
+  const double steps_per_s = elapsed > 0 ? static_cast<double>(ran) / elapsed : 0.0;
   std::fprintf(log, "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n",
-               progress.elapsed(), steps_per_s, out_.string().c_str());
+               elapsed, steps_per_s, out_.empty() ? "(nothing written)" : out_.string().c_str());
   if (!record_.last_checkpoint.empty())
     std::fprintf(log, "checkpoint %s (continue with: tissue run --restart %s --steps N)\n",
                  record_.last_checkpoint.c_str(), record_.last_checkpoint.c_str());

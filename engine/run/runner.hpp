@@ -3,7 +3,9 @@
 /// The engine-owned run: from a scenario file (or a checkpoint) to an output directory, with the time loop,
 /// output and check cadences, checkpoints and restart, graceful stop on SIGINT/SIGTERM, the progress bar and
 /// `run.json`. The command line (tools/tissue.cpp), tests and other drivers (the Python package, an
-/// ensemble runner) all drive a Runner; none of them owns a loop of its own.
+/// ensemble runner) all drive a Runner; none of them owns a loop of its own. A driver either calls run()
+/// (the whole run, as `tissue run` does) or steps it in pieces with step() and ends it with close(): both
+/// write the same files at the same steps.
 ///
 /// Behaviour (docs/runs.md): output goes to RunRequest::out, or to the checkpoint's directory for a restart,
 /// or to runs/<scenario stem>; an existing non-empty directory is refused unless `overwrite`, which clears
@@ -28,8 +30,10 @@
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/run_directory.hpp"
 #include "engine/io/run_record.hpp"
+#include "engine/io/scenario.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/schedule/simulation.hpp"
+#include "engine/util/progress.hpp"
 
 namespace tissue {
 
@@ -54,7 +58,11 @@ void select_backend(const std::string& name);
 
 /// What a driver asks of a run: `tissue run`'s flags.
 struct RunRequest {
-  std::string scenario;                          ///< scenario file (TOML); optional with `restart`
+  std::string scenario;  ///< scenario file (TOML); optional with `restart` or `parsed`
+  /// A scenario parsed already (e.g. built from a Python dict), used instead of reading `scenario`; its
+  /// source name stands for the file in run.json and checkpoints, and the output directory's default name
+  /// is its stem.
+  std::optional<io::Scenario> parsed;
   std::string restart;                           ///< checkpoint file, or a run directory (its newest)
   std::optional<std::int64_t> steps;             ///< end step (default simulation.steps, or the checkpoint's)
   std::optional<std::int64_t> every;             ///< output cadence [steps] (default output.every)
@@ -65,7 +73,11 @@ struct RunRequest {
   std::vector<std::string> command;  ///< the command line, for run.json
   bool progress_bar = false;         ///< draw a progress bar (a terminal) instead of a log line every 10 %
   bool handle_signals = true;        ///< SIGINT/SIGTERM finish the step, write it and stop (InterruptGuard)
-  std::FILE* log = stdout;           ///< the run's header, summary and closing lines
+  std::FILE* log = stdout;           ///< the run's header, summary and closing lines; nullptr: none
+  /// false: nothing is written at all (no directory, snapshots, checkpoints, run.json, lock): a driver that
+  /// only wants the state in memory (the Python package's Simulation with out=None). Checkpoints can still
+  /// be written on request (Runner::write_checkpoint_to).
+  bool write_output = true;
 };
 
 /// A run stopped by SIGINT/SIGTERM after finishing a step and writing its output and a checkpoint.
@@ -102,16 +114,43 @@ class Runner {
   /// run.json records it.
   int run();
 
+  /// Takes up to `n` steps with the same output, check and checkpoint cadences as run() (the first call
+  /// writes the initial snapshot first). Stepping may go on past the end step (its output and end-of-run
+  /// checkpoint are written when the end step is passed, as in run()); it stops early when the model
+  /// converged (finished() then). Errors are handled as in run(): run.json records a failure, a numerical
+  /// failure writes a failed checkpoint.
+  /// @return kExitOk, or 128 + N when stopped by signal N after finishing a step (its output and a
+  /// checkpoint written, run.json "interrupted"); stepping may continue afterwards.
+  /// @throws as run().
+  int step(std::int64_t n);
+  /// Ends a run driven by step(): prints the summary and marks run.json completed (unless it already
+  /// records how the run ended). Called by run(); a no-op after it. @throws std::runtime_error on I/O
+  /// failure.
+  void close();
+  /// True once the end step was reached or the model converged (Simulation::converged).
+  bool finished() const { return finished_; }
+  /// Writes a checkpoint of the current state to `path` (and its .xdmf beside it), wherever that is; the
+  /// run's own checkpoint series is not touched. @throws std::runtime_error on I/O failure.
+  void write_checkpoint_to(const std::filesystem::path& path);
+
   Simulation& simulation() { return *sim_; }
   /// The output directory.
   const std::filesystem::path& output_dir() const { return out_; }
   /// The step the run ends at.
   std::int64_t end_step() const { return end_step_; }
+  /// The snapshot cadence [steps] (RunRequest::every or output.every; 0: first and last only).
+  std::int64_t output_every() const { return every_; }
   /// run.json's content so far.
   const io::RunRecord& record() const { return record_; }
+  /// The header checkpoints of this run carry (scenario text and hash, engine, model, backend).
+  const io::CheckpointHeader& checkpoint_header() const { return header_; }
 
  private:
-  void loop();
+  template <class Body>
+  int guarded(Body&& body);
+  void begin();
+  void advance(std::int64_t target);
+  void conclude();
   std::string write_checkpoint(const char* status, const std::string& message);
   void finish(const char* status, int exit_code, const std::string& message);
 
@@ -125,7 +164,14 @@ class Runner {
   std::int64_t end_step_ = 0;
   std::int64_t every_ = 0;
   std::string restarted_from_;
-  double started_ = 0.0;  ///< steady-clock seconds at construction, for the wall time
+  double started_ = 0.0;                ///< steady-clock seconds at construction, for the wall time
+  bool begun_ = false;                  ///< the header and initial snapshot are written
+  bool finished_ = false;               ///< the end step was reached or the model converged
+  bool closed_ = false;                 ///< run.json records the end (completed, failed)
+  std::int64_t start_step_ = 0;         ///< the step the run started from
+  std::int64_t converged_at_ = -1;      ///< the step at which the model converged, -1 if it did not
+  double last_checkpoint_clock_ = 0.0;  ///< steady-clock seconds of the last checkpoint (minutes cadence)
+  std::unique_ptr<Progress> progress_;
 };
 
 }  // namespace tissue
