@@ -24,8 +24,11 @@ if [ ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]; then
   [ -n "$nvrtc_dir" ] && export LD_LIBRARY_PATH="$nvrtc_dir:$LD_LIBRARY_PATH"
 fi
 ENV
-mkdir -p .gpu/py
+mkdir -p .gpu/py .gpu/include
 cp -r /usr/lib/python3/dist-packages/meshio .gpu/py/
+# the Python extension is rebuilt there for the image's Python 3.12 (bench/gpu_session.sh, build_python);
+# of what it includes, only toml++ (header-only) is missing on that machine
+cp -r /usr/include/toml++ .gpu/include/
 # Debian's meshio 7.0 predates NumPy 2, which the GPU image has: restore the one alias it uses
 echo 'import numpy; numpy.string_ = getattr(numpy, "string_", numpy.bytes_)' > .gpu/py/sitecustomize.py
 pwd > .gpu/source_dir

@@ -24,6 +24,19 @@ export PYTHONPATH="$repo/.gpu/py${PYTHONPATH:+:$PYTHONPATH}"
 # Debian's /usr/bin/python3 is not there; the image's python3 has numpy
 grep -rl --include=CTestTestfile.cmake /usr/bin/python3 .gpu/build | xargs -r sed -i 's#/usr/bin/python3#python3#g'
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
+# The Python extension built here is for Debian's Python 3.11; the image's python3 is 3.12: build the
+# extension (one translation unit) for it against the packed engine libraries, beside the 3.11 one.
+build_python() {
+  local ext pybind
+  ext=.gpu/build/python/tissue/_tissue$(python3-config --extension-suffix)
+  pybind=$(python3 -c "import pybind11; print(pybind11.get_include())")
+  g++ -O2 -std=c++17 -shared -fPIC -fvisibility=hidden -fopenmp -DTISSUE_BACKEND_CUDA -I"$repo" \
+    -I.gpu/build/generated -isystem .gpu/include -isystem "$pybind" $(python3-config --includes) \
+    python/src/tissue_python.cpp -o "$ext" -L.gpu/build/modules -L.gpu/build/engine -ltissue_modules \
+    -ltissue_engine -Wl,-rpath,'$ORIGIN/../../engine:$ORIGIN/../../modules:$ORIGIN/../../cuda' \
+    > "$OUT/build_python.log" 2>&1 && echo "python extension: $ext" || { echo "python extension: build failed"; tail -20 "$OUT/build_python.log"; }
+}
+if [ -d .gpu/build/python/tissue ]; then build_python; fi
 cd .gpu/build
 summary=()
 want() { [[ " $parts " == *" all "* || " $parts " == *" $1 "* ]]; }

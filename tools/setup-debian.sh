@@ -20,6 +20,10 @@ packages=(
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests
   python3-scipy python3-matplotlib  # tools/sorting_index.py: neighbours (cKDTree) and its plot (docs)
+  python3-dev pybind11-dev python3-pybind11   # the Python package's extension (python/, docs/python.md)
+  python3-pytest python3-pandas     # its tests (pytest under CTest) and tissue.read_run(...).to_pandas()
+  python3-pip python3-setuptools python3-wheel python3-venv   # pip install . (setup.py, offline)
+  python3-nbconvert python3-nbclient python3-ipykernel  # the example notebooks, executed in the suite
 )
 missing=()
 for p in "${packages[@]}"; do

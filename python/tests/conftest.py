@@ -26,6 +26,11 @@ matplotlib.use("Agg")
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "scenarios"
+TESTS = REPO / "tests" / "scenarios"
+#: the backend the API tests run on: cpu, or cuda in the GPU suite (TISSUE_TEST_BACKEND, set by CTest)
+BACKEND = os.environ.get("TISSUE_TEST_BACKEND", "cpu")
+#: the command-line tool, for comparisons with `tissue run` (the fixture tissue_bin checks it exists)
+TISSUE_BIN = Path(os.environ.get("TISSUE_BIN") or REPO / "build" / "cpu" / "tools" / "tissue")
 
 
 @pytest.fixture(scope="session")
