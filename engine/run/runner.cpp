@@ -358,7 +358,8 @@ void Runner::advance(std::int64_t target) {
     if (last) finished_ = true;
     if (converged_at_ == step) break;
   }
-  exec::synchronize();
+  // no synchronisation here: a driver stepping one step at a time keeps the device busy while it launches
+  // the next; whatever reads the state (downloads, conclude()) synchronises
 }
 
 void Runner::conclude() {

@@ -188,6 +188,51 @@ TEST_CASE("a Runner restarted from a checkpoint continues with the bytes of an u
   CHECK(file_text(dir / "split" / "cells.pvd") == file_text(dir / "whole" / "cells.pvd"));
 }
 
+TEST_CASE("a Runner stepped in pieces writes the files of run(), and one without output writes nothing",
+          "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("pieces", kDecay);
+  {
+    Runner whole(registry, request_for(dir, "whole"));
+    REQUIRE(whole.run() == kExitOk);
+  }
+  Runner pieces(registry, request_for(dir, "pieces"));
+  CHECK_FALSE(pieces.finished());
+  for (int n : {3, 0, 4}) REQUIRE(pieces.step(n) == kExitOk);
+  CHECK(pieces.simulation().world->step == 7);
+  CHECK(file_text(dir / "pieces" / "run.json").find("\"running\"") != std::string::npos);
+  REQUIRE(pieces.step(3) == kExitOk);  // reaches the end step: its output and checkpoint are written
+  CHECK(pieces.finished());
+  pieces.close();
+  pieces.close();  // a no-op
+  CHECK(pieces.record().status == "completed");
+  for (const char* name : {"cells.pvd", "cells_000000000.vtu", "cells_000000005.vtu", "cells_000000010.vtu",
+                           "checkpoint_000000010.h5"})
+    CHECK(file_text(dir / "pieces" / name) == file_text(dir / "whole" / name));
+  // past the end step: stepping goes on at the output cadence
+  REQUIRE(pieces.step(5) == kExitOk);
+  CHECK(fs::exists(dir / "pieces" / "cells_000000015.vtu"));
+
+  // in memory: no directory, but the same state, and a checkpoint where asked
+  RunRequest memory = request_for(dir, "never");
+  memory.write_output = false;
+  Runner quiet(registry, memory);
+  REQUIRE(quiet.step(10) == kExitOk);
+  quiet.write_checkpoint_to(dir / "asked.h5");
+  quiet.close();
+  CHECK_FALSE(fs::exists(dir / "never"));
+  CHECK(quiet.output_dir().empty());
+  World& a = *quiet.simulation().world;
+  a.download();
+  CHECK(io::read_checkpoint_header(dir / "asked.h5").step == 10);
+  Runner whole_again(registry, request_for(dir, "whole2"));
+  REQUIRE(whole_again.run() == kExitOk);
+  World& c = *whole_again.simulation().world;
+  c.download();
+  for (std::size_t i = 0; i < 6; ++i)
+    CHECK(a.cells.column<float>(kColumn).host(i) == c.cells.column<float>(kColumn).host(i));
+}
+
 TEST_CASE("a Runner refuses bad input before it writes anything", "[runner]") {
   const ModuleRegistry registry = registry_with_test_module();
   const fs::path dir = scenario_dir("bad", std::string(kDecay) + "bogus = 1\n");
