@@ -503,9 +503,9 @@ PYBIND11_MODULE(_tissue, m) {
     } catch (const InputError& e) {
       raise_scenario_error(e.what());
     } catch (const NumericalError& e) {
-      numerical_error(e.what());
+      PyErr_SetString(numerical_error.ptr(), e.what());
     } catch (const BackendError& e) {
-      backend_error(e.what());
+      PyErr_SetString(backend_error.ptr(), e.what());
     }
   });
 
@@ -534,7 +534,8 @@ PYBIND11_MODULE(_tissue, m) {
       .def(
           "check",
           [](const io::Scenario& scenario, const std::string& backend) {
-            select_backend_for(backend);
+            // "": the backend of the live simulations, else the CPU (as `tissue check`)
+            select_backend_for(backend.empty() && live_runs == 0 ? std::string("cpu") : backend);
             auto sim = builtin_modules().build_simulation(scenario);
             py::dict out;
             out["model"] = sim->model;

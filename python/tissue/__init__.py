@@ -127,12 +127,13 @@ class Scenario:
         """The file (or the name given) the scenario came from."""
         return self._native.path
 
-    def check(self, backend: str = "cpu") -> dict:
+    def check(self, backend: str = "") -> dict:
         """Validates every value and composes the model, as ``tissue check`` does; runs nothing.
 
         Returns a dict: ``model``, ``description``, ``steps``, ``dt``, ``output_every``, ``systems`` (the
         composed schedule's systems, in step order), ``schedule`` (its description: cadences, reads and
-        writes, hooks) and the memory estimate ``memory_host``/``memory_device`` [bytes] on ``backend``.
+        writes, hooks) and the memory estimate ``memory_host``/``memory_device`` [bytes] on ``backend``
+        ("cpu" or "cuda"; default: the backend of the live simulations, else "cpu").
         Raises ScenarioError on the first invalid value.
         """
         try:
