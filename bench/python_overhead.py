@@ -32,7 +32,7 @@ def cli(args, out):
 
 def python_run(args, out, mode):
     start = time.perf_counter()
-    sim = tissue.Simulation(args.scenario, backend=args.backend, out=out, overwrite=True, steps=args.steps)
+    sim = tissue.Simulation(args.scenario, backend=args.backend, out=out, overwrite=True, steps=args.steps or None)
     if mode == "run":
         sim.run()
     elif mode == "callback":
@@ -58,6 +58,7 @@ def main():
     args = parser.parse_args()
     variants = args.variants.split(",")
     engine = {v: [] for v in variants}
+    steps = {}  # steps done -> variants: every variant must have run the same steps
     process = {v: [] for v in variants}
     for r in range(args.repeats):
         for v in (variants if r % 2 == 0 else variants[::-1]):  # alternate the order: drift averages out
@@ -65,11 +66,14 @@ def main():
             wall = cli(args, out) if v == "cli" else python_run(args, out, v.replace("step1", "step"))
             record = json.load(open(os.path.join(out, "run.json")))
             assert record["status"] == "completed", record
+            steps.setdefault(record["steps"]["done"], []).append(v)
             engine[v].append(record["wall_seconds"])
             process[v].append(wall)
             print(f"repeat {r} {v:9s} loop {record['wall_seconds']:8.2f} s  process {wall:8.2f} s", flush=True)
+    assert len(steps) == 1, f"the variants ran different numbers of steps: {steps}"
     base = statistics.median(engine["cli"]) if "cli" in engine else None
-    print(f"\n{args.scenario}, backend {args.backend}, {tissue.version}, device: {record['device']}")
+    print(f"\n{args.scenario}, {next(iter(steps))} steps, backend {args.backend}, {tissue.version}, "
+          f"device: {record['device']}")
     print(f"{'variant':10s} {'loop median [s]':>16s} {'ratio':>7s} {'process median [s]':>19s}")
     for v in variants:
         m = statistics.median(engine[v])
