@@ -69,6 +69,8 @@ def run_notebook(path: Path, out_dir: Path, timeout: int) -> bool:
         # str(error) holds the failing cell's source and its traceback
         print(f"{path.name}: a cell failed\n{ANSI.sub('', str(error))}", file=sys.stderr)
     finally:
+        if km.has_kernel:  # a manager passed to NotebookClient is not shut down by it
+            km.shutdown_kernel(now=True)
         nbformat.write(nb, executed)
     wall = time.monotonic() - start
     print(f"{path.name}: {'ok' if ok else 'FAILED'} in {wall:.1f} s; executed copy {executed}", flush=True)
