@@ -11,7 +11,8 @@ MPLBACKEND from the caller is dropped for the kernel). The executed copy, with i
 OUT/<name>.ipynb, also when a cell fails; the source notebooks are never written. A notebook's simulation
 output goes to OUT/<name>-runs (TISSUE_NOTEBOOK_OUT, unless the caller set it).
 
-Exit status 0 when every notebook ran; 1 when a cell raised (its traceback is printed) or timed out.
+Exit status 0 when every notebook ran; 1 when a cell raised (its traceback is printed) or timed out; 77
+when nbclient, nbformat or jupyter_client cannot be imported (CTest: skipped).
 """
 
 import argparse
@@ -24,11 +25,17 @@ from pathlib import Path
 # debugpy (imported with ipykernel, here and in the kernel) warns about frozen modules on every start
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
-import nbformat  # noqa: E402 (after the environment)
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from jupyter_client.manager import KernelManager  # noqa: E402
-from nbclient import NotebookClient  # noqa: E402
-from nbclient.exceptions import CellExecutionError, CellTimeoutError  # noqa: E402
+try:
+    import ipykernel  # noqa: F401 (the kernel)
+    import nbformat
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+except ImportError as missing:  # CTest reports the tests as skipped (SKIP_RETURN_CODE 77), not passed
+    print(f"cannot execute notebooks: {missing} (Debian: apt install python3-nbconvert python3-ipykernel)",
+          file=sys.stderr)
+    sys.exit(77)
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of IPython's tracebacks, unreadable in a CTest log
 
