@@ -11,7 +11,9 @@ MPLBACKEND from the caller is dropped for the kernel). The executed copy, with i
 OUT/<name>.ipynb, also when a cell fails; the source notebooks are never written. A notebook's simulation
 output goes to OUT/<name>-runs (TISSUE_NOTEBOOK_OUT, unless the caller set it).
 
-Exit status 0 when every notebook ran; 1 when a cell raised (its traceback is printed) or timed out; 77
+``--check-clean`` executes nothing and fails when a notebook holds outputs or execution counts.
+
+Exit status 0 when every notebook ran (or is clean); 1 when a cell raised (its traceback is printed) or timed out; 77
 when nbclient, nbformat or jupyter_client cannot be imported (CTest: skipped).
 """
 
@@ -84,13 +86,31 @@ def run_notebook(path: Path, out_dir: Path, timeout: int) -> bool:
     return ok
 
 
+def unclean_cells(path: Path) -> list:
+    """Indices of the code cells of ``path`` that hold outputs or an execution count."""
+    nb = nbformat.read(path, as_version=4)
+    return [i for i, cell in enumerate(nb.cells)
+            if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", type=Path, help=".ipynb files to execute")
-    parser.add_argument("--out", type=Path, required=True,
+    parser.add_argument("--out", type=Path,
                         help="folder for the executed copies and the notebooks' runs (not the source tree)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds per cell (default 600)")
+    parser.add_argument("--check-clean", action="store_true",
+                        help="execute nothing; fail when a notebook holds outputs or execution counts (the "
+                             "committed notebooks are kept cleared)")
     args = parser.parse_args(argv)
+    if args.check_clean:
+        dirty = {nb: cells for nb in args.notebooks if (cells := unclean_cells(nb))}
+        for nb, cells in dirty.items():
+            print(f"{nb}: outputs or execution counts in cells {cells}; clear them with "
+                  f"python3 -m nbconvert --clear-output --inplace {nb}", file=sys.stderr)
+        return 1 if dirty else 0
+    if args.out is None:
+        parser.error("--out is required to execute notebooks")
     out_dir = args.out.resolve()
     for notebook in args.notebooks:
         if out_dir == notebook.resolve().parent:
