@@ -13,6 +13,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/memory.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/paraview_state.hpp"
 #include "engine/io/run_directory.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
@@ -268,6 +269,8 @@ void Runner::loop() {
   std::fflush(log);
 
   writer_->write(w);
+  // view.pvsm, ParaView's view of the series just started; written once per directory (a restart keeps it)
+  if (!fs::exists(out_ / io::kParaviewStateFileName)) io::write_paraview_state(out_, writer_->series());
   const CheckpointSettings& cp = sim.checkpoint;
   double last_checkpoint = now_seconds();
   // SIGINT/SIGTERM: finish the step, write it, checkpoint, stop
