@@ -20,6 +20,7 @@ packages=(
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests
   python3-scipy python3-matplotlib  # tools/sorting_index.py: neighbours (cKDTree) and its plot (docs)
+  paraview python3-paraview xvfb xauth  # tissue render, and the tests that load view.pvsm in pvbatch (X server: xvfb-run)
 )
 missing=()
 for p in "${packages[@]}"; do
