@@ -8,7 +8,7 @@
 ///
 /// The XML is the subset of what ParaView 5.11's SaveState() writes that its LoadState() needs (properties
 /// left out keep their defaults), checked by loading it in pvpython
-/// (tests/scenarios/check_paraview_state.py). File names in it are relative to the run directory, so the
+/// (tests/scenarios/paraview_state_test.py). File names in it are relative to the run directory, so the
 /// directory can be moved; ParaView resolves relative names against its working directory, so open the state
 /// from the run directory
 /// (`cd RUN_DIR && paraview --state=view.pvsm`), or in File > Load State choose "Search files under specified

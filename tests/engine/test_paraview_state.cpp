@@ -191,7 +191,7 @@ TEST_CASE("view.pvsm is deterministic: the same series in another directory give
   CHECK(relative == slurp(a / "view.pvsm"));
 }
 
-TEST_CASE("a 3D grid alone is sliced at its middle layer; no series gives a state without sources",
+TEST_CASE("a 3D grid alone is sliced at its middle layer, and no series gives a state without sources",
           "[io][paraview]") {
   const fs::path dir = temp_dir("pvsm_grid");
   io::PvdSeries field(dir / "rd.pvd");
