@@ -8,7 +8,8 @@ Runs each scenarios/*.toml for a few steps (the table STEPS below; output every 
 checkpoint at the end) and prints one line per output file: `<scenario>/<file> <sha256>`. For HDF5
 checkpoints every dataset and every root attribute is hashed separately, except what names the run
 rather than its state (the stored scenario text, its hash and path, the engine version and revision,
-the model name): `<scenario>/<checkpoint>:/tables/cells/cx <sha256>`. `.vtu`/`.vti`/`.vtp`/`.pvd`/`.png`
+the model name): `<scenario>/<checkpoint>:/tables/cells/cx <sha256>`. run.json and view.pvsm (the ParaView
+state, a viewer file) are not hashed. `.vtu`/`.vti`/`.vtp`/`.pvd`/`.png`
 files are hashed whole. With --compare FILE the lines are compared with a file written earlier and every
 difference is listed; the exit status is 1 if any.
 
@@ -61,6 +62,9 @@ STEPS = {
 # Text substitutions that make a scenario cheap enough for the gate (applied to a copy beside the original,
 # so that relative paths still resolve): the Willmore graph flow takes minutes per output step at n = 128.
 SHRINK = {"willmore_graph": [(r"(?m)^n = 128", "n = 24")]}
+# files that describe the run or how to view it rather than its results: run.json (devices, times), the lock
+# (the owner's pid), view.pvsm (ParaView's state of the series: colour ranges and camera, not results)
+RUN_FILES = {"run.json", ".tissue.lock", "view.pvsm"}
 RUN_ATTRIBUTES = {"scenario_path", "scenario_sha256", "engine_version", "engine_revision", "model", "input_files"}
 
 
@@ -124,7 +128,7 @@ def run_scenario(binary, backend, scenario, work):
     lines = []
     for fname in sorted(os.listdir(out)):
         path = os.path.join(out, fname)
-        if fname in ("run.json", ".tissue.lock") or fname.endswith(".xdmf") or os.path.isdir(path):
+        if fname in RUN_FILES or fname.endswith(".xdmf") or os.path.isdir(path):
             continue
         if fname.endswith(".h5"):
             lines += checkpoint_lines(f"{name}/{fname}", path)

@@ -5,10 +5,12 @@
 //              [--checkpoint-every N]
 //   tissue run [SCENARIO] --restart CHECKPOINT|RUN_DIR [--steps N] [--out DIR] ...
 //   tissue check SCENARIO
+//   tissue render RUN_DIR OUT.png [--size WxH]
 //   tissue modules
 //   tissue --version
 //
-// Exit codes: 0 success; 1 I/O or internal error; 2 invalid input (scenario, flags); 3 numerical
+// Exit codes: 0 success; 1 I/O or internal error (for render: ParaView not installed, or failed); 2 invalid
+// input (scenario, flags; for render: a missing RUN_DIR or one without view.pvsm); 3 numerical
 // failure (NaN/Inf); 4 compute-backend (CUDA) failure; 128 + N stopped by signal N (SIGINT, SIGTERM, SIGHUP)
 // after finishing a step and writing it. Errors are one line on stderr.
 
@@ -16,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -25,6 +28,7 @@
 #include "engine/io/scenario.hpp"
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
+#include "tools/paraview_render.hpp"
 
 using namespace tissue;
 
@@ -118,6 +122,16 @@ int main(int argc, char** argv) {
 
   auto* modules_cmd = app.add_subcommand("modules", "list the modules a scenario can name");
 
+  tools::RenderRequest render_request;
+  std::string render_size;
+  auto* render_cmd = app.add_subcommand(
+      "render",
+      "render a run's last snapshot as its view.pvsm shows it, with ParaView (pvbatch or pvpython)");
+  render_cmd->add_option("run_dir", render_request.run_dir, "run directory (holds view.pvsm)")->required();
+  render_cmd->add_option("image", render_request.png, "image to write (.png)")->required();
+  render_cmd->add_option("--size", render_size, "image size in pixels, WIDTHxHEIGHT (default 1280x960)")
+      ->check(not_empty);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -135,6 +149,16 @@ int main(int argc, char** argv) {
     if (*run_cmd) return run(std::move(request), backend);
     if (*check_cmd) return check(check_path, check_backend);
     if (*modules_cmd) return list_modules();
+    if (*render_cmd) {
+      if (!render_size.empty())
+        tools::parse_image_size(render_size, render_request.width, render_request.height);
+      std::printf("%s\n", tools::render(render_request).c_str());
+      return kExitOk;
+    }
+  } catch (const tools::RenderInterrupted& e) {  // end as ParaView did: by the signal (exit 128 + N)
+    std::signal(e.signo(), SIG_DFL);
+    std::raise(e.signo());
+    return 128 + e.signo();
   } catch (const std::exception& e) {
     const int code = exit_code_for(e);
     const char* kind = code == kExitNumerical ? "numerical failure"

@@ -51,6 +51,11 @@ class GridWriter final : public SnapshotWriter {
       const std::string file = field_.name() + "_" + tag + ".vti";
       write_vti(dir_ / file, s.nx, s.ny, s.nz, origin, s.h, arrays);
       series_.add(world.time, file);
+      const std::array<double, 6> bounds{origin[0], origin[0] + (s.nx - 1) * s.h,
+                                         origin[1], origin[1] + (s.ny - 1) * s.h,
+                                         origin[2], origin[2] + (s.nz - 1) * s.h};
+      series_.set_view(SeriesView::grid(s.nz, field_.species_names().front(),
+                                        value_range(field_.host().data(), n), bounds));
     }
     if (!options_.png_species.empty() && s.nz == 1) {
       int sp = 0;

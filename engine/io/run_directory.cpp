@@ -48,7 +48,7 @@ std::string read_owner(int fd) {
 
 bool is_run_output(const std::string& name) {
   static const std::regex output(
-      R"((run\.json|checkpoint_[0-9]+(_failed)?\.(h5|xdmf)|[A-Za-z0-9_-]+\.pvd|)"
+      R"((run\.json|view\.pvsm|checkpoint_[0-9]+(_failed)?\.(h5|xdmf)|[A-Za-z0-9_-]+\.pvd|)"
       R"([A-Za-z0-9_-]+_[0-9]{9,}\.(vtu|vti|vts|png)|[A-Za-z0-9_-]+_final\.obj)(\.tmp-[0-9]+)?)");
   return std::regex_match(name, output);
 }

@@ -14,10 +14,10 @@ namespace tissue::io {
 /// file and one that creates a new one both hold "the" lock.
 inline constexpr const char* kLockFileName = ".tissue.lock";
 
-/// True for the names of the files a run writes: run.json; checkpoint_<step>.h5, checkpoint_<step>_failed.h5
-/// and their .xdmf; <name>.pvd; snapshots <name>_<step>.vtu/.vti/.vts/.png (a step of 9 or more digits);
-/// <name>_final.obj; and the temporaries of any of these ("<file>.tmp-<pid>"). <name> is letters, digits,
-/// '_' and '-'. Not the lock file.
+/// True for the names of the files a run writes: run.json; view.pvsm; checkpoint_<step>.h5,
+/// checkpoint_<step>_failed.h5 and their .xdmf; <name>.pvd; snapshots <name>_<step>.vtu/.vti/.vts/.png (a
+/// step of 9 or more digits); <name>_final.obj; and the temporaries of any of these ("<file>.tmp-<pid>").
+/// <name> is letters, digits, '_' and '-'. Not the lock file.
 bool is_run_output(const std::string& file_name);
 
 /// Checks that `dir` can take a new run's output: it does not exist, or is empty (its lock file aside), or

@@ -1,5 +1,7 @@
 #include "engine/io/tissue_output.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace tissue::io {
@@ -60,6 +62,74 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
   return arrays;
 }
 
+/// The point array that colours the tissue: the first integer cell column (the cell type), else the first
+/// state flag, else the first per-cell component (a species), else the cell id.
+std::string color_array(World& w) {
+  for (const Kind kind : {Kind::cell_int_column, Kind::flag})
+    for (const auto& out : w.outputs())
+      if (out.kind == kind) return out.name;
+  for (const auto& out : w.outputs())
+    if (out.kind == Kind::cell_components) {  // named as owner_arrays() names its first component
+      const auto& names = w.cells.column<float>(out.column).component_names();
+      return names.empty() ? out.column + "_0" : names.front();
+    }
+  return "cell_id";
+}
+
+/// The initial colour range of a one-component array: [0, 1] for a flag (UInt8), else its values' range (an
+/// integer array at least one wide).
+std::array<double, 2> color_range(const std::vector<VtkArray>& arrays, const std::string& name) {
+  for (const auto& a : arrays) {
+    if (a.name != name || a.components != 1) continue;
+    const std::size_t n = a.bytes.size();
+    std::array<double, 2> r{0.0, 1.0};
+    if (a.type == "UInt8") return r;
+    if (a.type == "Int32") r = value_range(reinterpret_cast<const std::int32_t*>(a.bytes.data()), n / 4);
+    if (a.type == "Int64") r = value_range(reinterpret_cast<const std::int64_t*>(a.bytes.data()), n / 8);
+    if (a.type == "Float32") r = value_range(reinterpret_cast<const float*>(a.bytes.data()), n / 4);
+    if (a.type == "Float64") r = value_range(reinterpret_cast<const double*>(a.bytes.data()), n / 8);
+    if ((a.type == "Int32" || a.type == "Int64") && r[1] < r[0] + 1) r[1] = r[0] + 1;
+    return r;
+  }
+  return {0.0, 1.0};
+}
+
+/// Sphere radii that show the tissue [length]: (element, cell). A cell of n elements whose mean squared
+/// distance from their centroid is <r^2> is taken as a ball of radius R = sqrt(5/3 <r^2>) (a uniform ball);
+/// each element fills 1/n of it, a ball of diameter R (4 pi / 3 / n)^(1/3), and the cell centre is drawn as a
+/// ball of radius R. Medians over the cells of two or more elements; 0 when there is none.
+std::array<double, 2> sphere_radii(World& w) {
+  const std::size_t n_cells = w.cells.size(), n_el = w.elements.size();
+  std::vector<double> sum(4 * n_cells, 0.0);  // per cell: x, y, z, x^2 + y^2 + z^2
+  std::vector<std::size_t> count(n_cells, 0);
+  for (std::size_t e = 0; e < n_el; ++e) {
+    const auto c = static_cast<std::size_t>(w.cell.host(e));
+    const double x = w.x.host(e), y = w.y.host(e), z = w.z.host(e);
+    sum[4 * c] += x;
+    sum[4 * c + 1] += y;
+    sum[4 * c + 2] += z;
+    sum[4 * c + 3] += x * x + y * y + z * z;
+    ++count[c];
+  }
+  std::vector<double> element, cell;
+  for (std::size_t c = 0; c < n_cells; ++c) {
+    if (count[c] < 2) continue;
+    const double n = static_cast<double>(count[c]);
+    const double mx = sum[4 * c] / n, my = sum[4 * c + 1] / n, mz = sum[4 * c + 2] / n;
+    const double r2 = std::max(0.0, sum[4 * c + 3] / n - (mx * mx + my * my + mz * mz));
+    const double radius = std::sqrt(5.0 / 3.0 * r2);
+    if (!(radius > 0.0) || !std::isfinite(radius)) continue;
+    cell.push_back(radius);
+    element.push_back(0.5 * radius * std::cbrt(4.0 * M_PI / 3.0 / n));
+  }
+  const auto median = [](std::vector<double>& v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  return {median(element), median(cell)};
+}
+
 }  // namespace
 
 void TissueWriter::write(World& w) {
@@ -68,6 +138,8 @@ void TissueWriter::write(World& w) {
   std::snprintf(tag, sizeof tag, "%09lld", static_cast<long long>(w.step));
   const std::size_t n_cells = w.cells.size();
   const std::size_t n_el = w.elements.size();
+  const std::array<double, 2> radii = sphere_radii(w);
+  const std::string color = color_array(w);
 
   if (elements_) {
     std::vector<float> points(3 * n_el);
@@ -89,6 +161,8 @@ void TissueWriter::write(World& w) {
     const std::string file = std::string("elements_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     element_series_.add(w.time, file);
+    element_series_.set_view(
+        SeriesView::points(color, color_range(arrays, color), radii[0], point_bounds(points)));
   }
   if (cells_) {
     std::vector<float> points(3 * n_cells);
@@ -114,6 +188,9 @@ void TissueWriter::write(World& w) {
     const std::string file = std::string("cells_") + tag + ".vtu";
     write_vtu_points(dir_ / file, points, arrays);
     cell_series_.add(w.time, file);
+    auto view = SeriesView::points(color, color_range(arrays, color), radii[1], point_bounds(points));
+    view.visible = !elements_;  // the elements show the cells already
+    cell_series_.set_view(std::move(view));
   }
 }
 

@@ -18,6 +18,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "engine/io/paraview_state.hpp"
+
 namespace tissue::io {
 
 /// One named per-point array.
@@ -96,10 +98,14 @@ class PvdSeries {
   const std::vector<std::pair<double, std::string>>& entries() const { return entries_; }
   /// Replaces the entries (a restarted run continues the series its checkpoint recorded); writes nothing.
   void restore(std::vector<std::pair<double, std::string>> entries) { entries_ = std::move(entries); }
+  /// How a viewer shows the series by default (the run's view.pvsm); the owning writer sets it.
+  void set_view(SeriesView view) { view_ = std::move(view); }
+  const SeriesView& view() const { return view_; }
 
  private:
   std::filesystem::path path_;
   std::vector<std::pair<double, std::string>> entries_;
+  SeriesView view_;
 };
 
 }  // namespace tissue::io

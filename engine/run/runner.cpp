@@ -13,6 +13,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/memory.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/paraview_state.hpp"
 #include "engine/io/run_directory.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
@@ -321,7 +322,11 @@ void Runner::begin() {
                  static_cast<long long>(every_), out_.empty() ? "(nothing written)" : out_.string().c_str());
     std::fflush(log);
   }
-  if (writer_) writer_->write(w);
+  if (writer_) {
+    writer_->write(w);
+    // view.pvsm, ParaView's view of the series just started; written once per directory (a restart keeps it)
+    if (!fs::exists(out_ / io::kParaviewStateFileName)) io::write_paraview_state(out_, writer_->series());
+  }
   last_checkpoint_clock_ = now_seconds();
   if (request_.log != nullptr)
     progress_ = std::make_unique<Progress>(end_step_ - start_step_, request_.progress_bar);

@@ -105,6 +105,8 @@ class SurfaceWriter final : public SnapshotWriter {
         dir_ / file, points, flow_.faces(),
         {io::VtkArray::of("mean_curvature", h), io::VtkArray::of("willmore_density", density)});
     series_.add(world.time, file);
+    series_.set_view(
+        io::SeriesView::surface("mean_curvature", io::value_range(h.data(), h.size()), io::point_bounds(p)));
     if (!obj_) return;
     std::ostringstream out;
     out.precision(17);

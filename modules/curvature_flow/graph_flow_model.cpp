@@ -123,6 +123,9 @@ class GraphWriter final : public SnapshotWriter {
       if (p.h1() == p.h2()) {
         io::write_vti(dir_ / file, nx, ny, 1, origin, p.h1(), arrays);
         graph_series_.add(world.time, file);
+        graph_series_.set_view(
+            io::SeriesView::grid(1, "phi", io::value_range(phi.data(), phi.size()),
+                                 {p.x0, p.x0 + (nx - 1) * p.h1(), p.y0, p.y0 + (ny - 1) * p.h1(), 0.0, 0.0}));
       }
     }
     if (options_.vts) {
@@ -138,6 +141,8 @@ class GraphWriter final : public SnapshotWriter {
       const std::string file = std::string("surface_") + tag + ".vts";
       io::write_vts(dir_ / file, nx, ny, 1, points, arrays);
       surface_series_.add(world.time, file);
+      surface_series_.set_view(
+          io::SeriesView::surface("phi", io::value_range(phi.data(), phi.size()), io::point_bounds(points)));
     }
   }
   std::vector<io::PvdSeries*> series() override { return {&graph_series_, &surface_series_}; }

@@ -48,6 +48,8 @@ class SurfaceWriter final : public SnapshotWriter {
                   static_cast<long long>(world.step));
     io::write_vtu_triangles(dir_ / file, points_, field_.mesh().faces, arrays);
     series_.add(world.time, file);
+    series_.set_view(io::SeriesView::surface(
+        field_.species_names().front(), io::value_range(field_.host().data(), n), io::point_bounds(points_)));
   }
   std::vector<io::PvdSeries*> series() override { return {&series_}; }
 

@@ -96,11 +96,12 @@ TEST_CASE("the files a run writes are told from others by name", "[io]") {
        {"run.json", "checkpoint_000000100.h5", "checkpoint_000000100.xdmf", "checkpoint_000000100_failed.h5",
         "checkpoint_000000100_failed.xdmf", "rd.pvd", "cells.pvd", "rd_000000100.vti", "b_000000100.png",
         "elements_000000100.vtu", "surface_000000100.vts", "surface_final.obj", "rd_1000000000.vti",
-        "run.json.tmp-123", "checkpoint_000000100.h5.tmp-99999", "rd.pvd.tmp-7"})
+        "run.json.tmp-123", "checkpoint_000000100.h5.tmp-99999", "rd.pvd.tmp-7", "view.pvsm",
+        "view.pvsm.tmp-42"})
     CHECK(io::is_run_output(name));
   for (const char* name :
        {".tissue.lock", "notes.txt", "run.json.bak", "data.csv", "rd_100.vti", "scenario.toml",
-        "checkpoint_.h5", "checkpoint_12.h5.tmp-x", "my plot.png", "a/b.pvd", "surface.obj"})
+        "checkpoint_.h5", "checkpoint_12.h5.tmp-x", "my plot.png", "a/b.pvd", "surface.obj", "my_view.pvsm"})
     CHECK_FALSE(io::is_run_output(name));
 }
 

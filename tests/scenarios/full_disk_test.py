@@ -6,7 +6,7 @@ usage: full_disk_test.py TISSUE SMALL_DISK_SHIM SCENARIO WORK_DIR
 A reference run traces every write into its output directory through the small_disk.c shim (LD_PRELOAD; no
 root, no tmpfs). From the trace, disk capacities are chosen so that the first write that does not fit is
 the first write of each file the run writes (run.json at the start and at the end, every snapshot .vti and
-.png, the .pvd index, each checkpoint .h5 and .xdmf) and a write in the middle of each checkpoint, plus
+.png, the .pvd index, the ParaView state view.pvsm, each checkpoint .h5 and .xdmf) and a write in the middle of each checkpoint, plus
 capacities spread evenly over the run; two more cases limit the file size with RLIMIT_FSIZE (SIGXFSZ
 ignored: write fails with EFBIG). Each run must:
 
@@ -42,7 +42,7 @@ def category(path):
     name = re.sub(r"\.tmp-\d+$", "", os.path.basename(path))
     for pattern, kind in ((r"^run\.json$", "run.json"), (r"^checkpoint_\d+\.h5$", "checkpoint"),
                           (r"^checkpoint_\d+\.xdmf$", "xdmf"), (r"\.vti$", "vti"), (r"\.png$", "png"),
-                          (r"\.pvd$", "pvd")):
+                          (r"\.pvd$", "pvd"), (r"^view\.pvsm$", "pvsm")):
         if re.search(pattern, name):
             return kind, name
     return None, name
