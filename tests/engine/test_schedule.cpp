@@ -75,7 +75,7 @@ TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hook
   CHECK_THROWS_AS(s.add(recorder("c", &log), 0), std::invalid_argument);
 }
 
-TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start times; bad cadences are refused",
+TEST_CASE("sub-cycled systems take m steps of k dt / m with their own start times, bad cadences are refused",
           "[schedule]") {
   World w(Box{});
   std::vector<std::string> log;

@@ -267,7 +267,7 @@ TEST_CASE("cell types: malformed input is refused before the first step with its
              Catch::Contains("bad.toml:") && Catch::Contains("sem.inter_pairs: needs cell types"));
 }
 
-TEST_CASE("cell_sorting: the sorting index rises from the random mixture; with equal adhesion it does not",
+TEST_CASE("cell_sorting: the sorting index rises from the random mixture, with equal adhesion it does not",
           "[cell_types][scenario]") {
   // 2000 steps (20 time units) of the shipped scenario and of the same file with one well for every pair.
   // A CPU run gave 0.502 -> 0.824 (sorting) and 0.502 -> 0.517 (control); a random 50/50 mixture of 100 cells

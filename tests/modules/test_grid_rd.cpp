@@ -225,7 +225,7 @@ TEST_CASE("float and double runs of a preset agree to float rounding over 1000 s
   CHECK(worst < 1e-4 * peak);
 }
 
-TEST_CASE("Gray-Scott presets form bounded patterns; F = k = 0 without B stays uniform", "[grid_rd]") {
+TEST_CASE("Gray-Scott presets form bounded patterns, F = k = 0 without B stays uniform", "[grid_rd]") {
   for (const char* name : {"theta", "mu"}) {
     GridRdParams p;
     p.shape = {128, 128, 1, 1.0};

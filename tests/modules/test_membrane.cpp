@@ -188,7 +188,7 @@ TEST_CASE("cells sample a surface field at their closest membrane point", "[memb
   CHECK(b.host(3) == 0.0f);
 }
 
-TEST_CASE("an attached cell divides along the membrane normal; the gate limits growth",
+TEST_CASE("an attached cell divides along the membrane normal, the gate limits growth",
           "[membrane][lifecycle]") {
   // a 40-element cell above a tilted face of a sphere: the mother keeps its 10 adhesive elements and the
   // 10 other elements nearest to the membrane along that face's normal

@@ -371,7 +371,7 @@ TEST_CASE("the RK2 step converges at second order", "[sem]") {
   CHECK(order2 == Approx(2.0).margin(0.15));
 }
 
-TEST_CASE("adhesive elements settle at the membrane's Morse minimum; the floor holds the rest", "[sem]") {
+TEST_CASE("adhesive elements settle at the membrane's Morse minimum, the floor holds the rest", "[sem]") {
   test::TissueWorld w(Box{0, 0, false, false, true}, 0);
   const auto c = w.add_cell_host();
   w.add_element_host(c, 0.0f, 0.0f, 0.8f, kAdhesiveElement);
