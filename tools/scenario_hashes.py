@@ -8,7 +8,8 @@ Runs each scenarios/*.toml for a few steps (the table STEPS below; output every 
 checkpoint at the end) and prints one line per output file: `<scenario>/<file> <sha256>`. For HDF5
 checkpoints every dataset and every root attribute is hashed separately, except what names the run
 rather than its state (the stored scenario text, its hash and path, the engine version and revision,
-the model name): `<scenario>/<checkpoint>:/tables/cells/cx <sha256>`. run.json and view.pvsm (the ParaView
+the model name) and the viewer copies under /view (points and components of /tables, reshaped for
+ParaView): `<scenario>/<checkpoint>:/tables/cells/cx <sha256>`. run.json and view.pvsm (the ParaView
 state, a viewer file) are not hashed. `.vtu`/`.vti`/`.vtp`/`.pvd`/`.png`
 files are hashed whole. With --compare FILE the lines are compared with a file written earlier and every
 difference is listed; the exit status is 1 if any.
@@ -82,7 +83,7 @@ def checkpoint_lines(prefix, path):
             lines.append(f"{prefix}:@{name} {sha(repr(v.tolist() if hasattr(v, 'tolist') else v).encode())}")
 
         def visit(name, obj):
-            if name == "scenario" or not isinstance(obj, h5py.Dataset):
+            if name == "scenario" or name.startswith("view/") or not isinstance(obj, h5py.Dataset):
                 return
             data = obj[()]
             raw = data.tobytes() if isinstance(data, np.ndarray) else repr(data).encode()

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iomanip>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -242,6 +243,54 @@ void write_tables(const Writer& w, hid_t file, World& world) {
   }
 }
 
+/// The prefix of a table's coordinate columns: "c" for cells (cx, cy, cz), "" for elements (x, y, z); no
+/// value when the table has no coordinates (or no rows), and then no point cloud for viewers.
+std::optional<std::string> coordinate_prefix(Table& table) {
+  const std::string prefix = table.find("cx") != nullptr ? "c" : "";
+  if (table.size() == 0) return std::nullopt;
+  for (const char* axis : {"x", "y", "z"}) {
+    ColumnBase* c = table.find(prefix + axis);
+    if (c == nullptr || c->components() != 1 || c->scalar_type() != ScalarType::f32) return std::nullopt;
+  }
+  return prefix;
+}
+
+/// The name a viewer shows for component c of a multi-component column: its component name, else
+/// "<column>_<c>".
+std::string component_label(const ColumnBase& column, int c) {
+  const auto& names = column.component_names();
+  return static_cast<std::size_t>(c) < names.size() ? names[static_cast<std::size_t>(c)]
+                                                    : column.name() + "_" + std::to_string(c);
+}
+
+/// /view: copies of table data in the shapes viewers read (ParaView's XDMF 3 reader takes neither separate
+/// x, y, z arrays nor hyperslabs of the (components, size) columns): per table with coordinates, its points
+/// (size, 3) and each component of a multi-component column as its own (size) dataset. Never read back.
+void write_view(const Writer& w, hid_t file, World& world) {
+  Handle view = w.group(file, "view");
+  for (Table* table : {&world.cells, &world.elements}) {
+    const auto prefix = coordinate_prefix(*table);
+    if (!prefix) continue;
+    const std::size_t n = table->size();
+    Handle g = w.group(view.get(), table->name());
+    std::vector<float> points(3 * n);
+    for (int a = 0; a < 3; ++a) {
+      const auto& column = table->column<float>(*prefix + "xyz"[a]);
+      for (std::size_t i = 0; i < n; ++i) points[3 * i + static_cast<std::size_t>(a)] = column.host(i);
+    }
+    w.dataset(g.get(), "points", ScalarType::f32, {static_cast<hsize_t>(n), 3}, points.data());
+    for (const auto& column : table->columns()) {
+      if (column->components() == 1) continue;
+      Handle cg = w.group(g.get(), column->name());
+      const std::size_t size = size_of(column->scalar_type());
+      const auto* host = static_cast<const unsigned char*>(column->host_bytes());
+      for (int c = 0; c < column->components(); ++c)
+        w.dataset(cg.get(), component_label(*column, c), column->scalar_type(), {static_cast<hsize_t>(n)},
+                  host + static_cast<std::size_t>(c) * column->capacity() * size);
+    }
+  }
+}
+
 void write_fields(const Writer& w, hid_t file, World& world) {
   Handle fields = w.group(file, "fields");
   for (const auto& field : world.fields) {
@@ -299,7 +348,9 @@ std::string xdmf_number_type(ScalarType t) {
 }
 
 /// The XDMF 3 description of a checkpoint's tables (as point clouds, where a table has coordinate columns
-/// x/y/z or cx/cy/cz) and grid fields (as 3DCoRectMesh), referring to datasets in `h5_name`.
+/// x/y/z or cx/cy/cz: points and multi-component columns from /view, one named array per component), grid
+/// fields (as 3DCoRectMesh) and surface fields (triangles), referring to datasets in `h5_name`. What
+/// ParaView's default reader of .xdmf files (Xdmf3ReaderS, 5.11) reads: no X_Y_Z geometry, no hyperslabs.
 std::string xdmf_text(World& world, const std::string& h5_name, double time) {
   std::ostringstream x;
   x << std::setprecision(17);
@@ -309,34 +360,23 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
       << h5_name << ":" << dataset << "</DataItem>\n";
   };
   for (Table* table : {&world.cells, &world.elements}) {
+    const auto prefix = coordinate_prefix(*table);
+    if (!prefix) continue;
     const std::size_t n = table->size();
-    const std::string prefix = table->find("cx") != nullptr ? "c" : "";
-    if (n == 0 || table->find(prefix + "x") == nullptr || table->find(prefix + "y") == nullptr ||
-        table->find(prefix + "z") == nullptr)
-      continue;
-    const std::string base = "/tables/" + table->name() + "/";
+    const std::string base = "/tables/" + table->name() + "/", view = "/view/" + table->name() + "/";
     x << "    <Grid Name=\"" << table->name() << "\" GridType=\"Uniform\">\n      <Time Value=\"" << time
       << "\"/>\n      <Topology TopologyType=\"Polyvertex\" NumberOfElements=\"" << n
-      << "\" NodesPerElement=\"1\"/>\n      <Geometry GeometryType=\"X_Y_Z\">\n";
-    for (const char* axis : {"x", "y", "z"})
-      item(std::to_string(n), table->find(prefix + axis)->scalar_type(), base + prefix + axis);
+      << "\" NodesPerElement=\"1\"/>\n      <Geometry GeometryType=\"XYZ\">\n";
+    item(std::to_string(n) + " 3", ScalarType::f32, view + "points");
     x << "      </Geometry>\n";
     for (const auto& column : table->columns()) {
       const std::string& name = column->name();
-      if (name == prefix + "x" || name == prefix + "y" || name == prefix + "z") continue;
+      if (name == *prefix + "x" || name == *prefix + "y" || name == *prefix + "z") continue;
       for (int c = 0; c < column->components(); ++c) {
-        const std::string label = column->components() == 1 ? name : name + "_" + std::to_string(c);
+        const std::string label = column->components() == 1 ? name : component_label(*column, c);
         x << "      <Attribute Name=\"" << label << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
-        if (column->components() == 1) {
-          item(std::to_string(n), column->scalar_type(), base + name);
-        } else {
-          x << "        <DataItem ItemType=\"HyperSlab\" Dimensions=\"1 " << n << "\" Type=\"HyperSlab\">\n"
-            << "        <DataItem Dimensions=\"3 2\" Format=\"XML\">" << c << " 0 1 1 1 " << n
-            << "</DataItem>\n";
-          item(std::to_string(column->components()) + " " + std::to_string(n), column->scalar_type(),
-               base + name);
-          x << "        </DataItem>\n";
-        }
+        item(std::to_string(n), column->scalar_type(),
+             column->components() == 1 ? base + name : view + name + "/" + label);
         x << "      </Attribute>\n";
       }
     }
@@ -651,6 +691,7 @@ void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader
       w.string_dataset(f, "scenario", header.scenario_text);
       w.attribute(f, "input_files", header.input_files);
       write_tables(w, f, world);
+      write_view(w, f, world);
       write_fields(w, f, world);
       write_series(w, f, series);
       w.check_status(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");

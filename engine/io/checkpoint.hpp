@@ -16,14 +16,17 @@
 ///     /fields/<field>   attribute grid_spacing; a dataset per host array (e.g. (nz, ny, nx) per species);
 ///                       surface fields also mesh/points (n, 3) and mesh/triangles (faces, 3), for viewers
 ///     /output/<x.pvd>   dataset times, attribute files (newline-separated): the series to continue
+///     /view/<table>     for viewers only, never read back: points (size, 3) of a table with coordinates, and
+///                       <column>/<component> (size) per component of a multi-component column, named after
+///                       it (a species) or <column>_<k>: the shapes ParaView's XDMF 3 reader takes
 ///
 /// Datasets are chunked with HDF5's Fletcher-32 checksum filter and the file uses the HDF5 1.10 format,
 /// whose metadata and chunk indices carry checksums too (the 1.8 format's chunk B-trees do not: a flipped
 /// byte there read as zeros in our tests), so a corrupted or truncated file fails to read instead of loading
 /// wrong numbers. Objects carry no time stamps (run.json records when the run ran), so identical states give
 /// identical files: checkpoints compare with cmp. Files are written under a temporary name, flushed to disk
-/// and renamed; an `.xdmf` file beside each checkpoint lets ParaView (Xdmf3 reader) open the elements, cells
-/// and grids it holds.
+/// and renamed; an `.xdmf` file beside each checkpoint lets ParaView open the elements, cells, grids and
+/// surfaces it holds with its default reader for the file (Xdmf3ReaderS), species under their names.
 
 #include <cstdint>
 #include <filesystem>

@@ -16,6 +16,7 @@ the middle layer, Surface), the cells are listed and hidden, and the time steps 
 render: `tissue render` of the epidermis run writes a PNG of the requested size (decoded here with zlib)
 that is not one flat colour.
 """
+import glob
 import json
 import os
 import re
@@ -106,6 +107,10 @@ CASES = {
     "surface": ("{tests}/surface_short.toml", 40, 20, "surface.pvd", "fn", "Surface"),
 }
 GRID_LAYERS = 32
+# the names of multi-component columns' components, where a model gives them (modules/epidermis/README.md)
+COMPONENT_NAMES = {
+    ("epidermis", "cells", "species"): ["notch", "delta", "bound", "ovol2", "ovol1", "cmyc", "adhesion"],
+}
 
 
 def runs(tissue, scenarios, tests, work):
@@ -183,6 +188,76 @@ def load(pvbatch, xvfb_run, work):
     print(f"ok: {len(CASES)} states loaded as intended")
 
 
+def checkpoints(pvbatch, xvfb_run, work):
+    """Each run's checkpoint .xdmf opened with ParaView's default reader for it (Xdmf3): every table with
+    coordinates a point cloud of its size, species under their names with the stored values, grids and
+    surfaces with their nodes; compared with the checkpoint read by h5py."""
+    import h5py
+    import numpy as np
+
+    files = {name: sorted(glob.glob(os.path.join(work, name, "checkpoint_*.xdmf")))[-1] for name in CASES}
+    proc = subprocess.run([xvfb_run, "-a", pvbatch, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                 "paraview_open_checkpoint.py")]
+                          + list(files.values()), capture_output=True, text=True)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("REPORT ")]
+    if proc.returncode != 0 or not lines:
+        fail(f"pvbatch exit {proc.returncode}: {(proc.stdout + proc.stderr)[-3000:]}")
+    report = json.loads(lines[-1][len("REPORT "):])
+    problems = []
+    for name, xdmf in files.items():
+        got = report[xdmf]
+        if got["reader"] not in ("Xdmf3ReaderS", "Xdmf3ReaderT"):
+            problems.append(f"{name}: opened by {got['reader']}, not ParaView's default XDMF 3 reader")
+        # the reader's blocks follow the file's grids: the tables with coordinates, then the fields
+        blocks = got["blocks"]
+        with h5py.File(xdmf[:-len(".xdmf")] + ".h5", "r") as h5:
+            expected = {}  # block -> (points, {array: values})
+            for table in ("cells", "elements"):
+                group = h5["tables"][table]
+                size = int(group.attrs["size"])
+                if size == 0 or ("cx" not in group and "x" not in group):
+                    continue
+                arrays = {}
+                for column, data in group.items():
+                    data = data[()]
+                    if data.ndim == 1:
+                        arrays[column] = data
+                        continue
+                    # one array per component, named after it (the gene network's species, in its order),
+                    # else <column>_<k>
+                    names = COMPONENT_NAMES.get((name, table, column),
+                                                [f"{column}_{k}" for k in range(data.shape[0])])
+                    for k, label in enumerate(names):
+                        arrays[label] = data[k]
+                for axis in ("x", "y", "z", "cx", "cy", "cz"):
+                    arrays.pop(axis, None)
+                expected[table] = (size, arrays)
+            for field, group in h5["fields"].items():
+                arrays = {k: v[()] for k, v in group.items() if isinstance(v, h5py.Dataset)}
+                points = "mesh" in group and group["mesh"]["points"].shape[0] or next(iter(arrays.values())).size
+                expected[field] = (points, arrays)
+        if len(blocks) != len(expected):
+            problems.append(f"{name}: ParaView shows {len(blocks)} blocks, the checkpoint has {list(expected)}")
+            continue
+        for b, (block, (points, arrays)) in zip(blocks, expected.items()):
+            if b["points"] != points:
+                problems.append(f"{name}: {block}: ParaView {b['points']} points, the checkpoint {points}")
+            for array, values in arrays.items():
+                shown = b["arrays"].get(array)
+                total = float(np.asarray(values, dtype=np.float64).sum())
+                if shown is None:
+                    problems.append(f"{name}: {block}: no array {array} in {sorted(b['arrays'])}")
+                elif shown[0] != values.size or abs(shown[1] - total) > 1e-6 * max(1.0, abs(total)):
+                    problems.append(f"{name}: {block}.{array}: ParaView {shown}, the checkpoint "
+                                    f"[{values.size}, {total}]")
+        print(f"{name}: {os.path.basename(xdmf)}: {got['reader']}, "
+              + ", ".join(f"{block} {b['points']} points, {len(b['arrays'])} arrays"
+                          for block, b in zip(expected, got["blocks"])))
+    if problems:
+        fail("; ".join(problems))
+    print(f"ok: {len(files)} checkpoints open in ParaView with their points and named arrays")
+
+
 def render(tissue, work):
     """`tissue render` of the epidermis run: a PNG of the requested size that is not one flat colour."""
     png, size = os.path.join(work, "epidermis.png"), (320, 240)
@@ -205,4 +280,4 @@ def render(tissue, work):
 
 if __name__ == "__main__":
     mode, args = sys.argv[1], sys.argv[2:]
-    {"runs": runs, "load": load, "render": render}[mode](*args)
+    {"runs": runs, "load": load, "render": render, "checkpoints": checkpoints}[mode](*args)
