@@ -113,6 +113,21 @@ COMPONENT_NAMES = {
 }
 
 
+def run_pvbatch(xvfb_run, pvbatch, script, args):
+    """pvbatch on `script` under its own X server (xvfb-run): the display search starts at a number of this
+    process's own, and a start that lost the race for a display (two xvfb-run -a at once can pick the same
+    one; pvbatch then aborts with "bad X server connection") is retried, twice at most."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), script)
+    for attempt in range(3):
+        server = 100 + (os.getpid() * 7 + attempt * 131) % 800
+        proc = subprocess.run([xvfb_run, "-a", f"--server-num={server}", pvbatch, script] + list(args),
+                              capture_output=True, text=True)
+        if proc.returncode == 0 or "bad X server connection" not in proc.stdout + proc.stderr:
+            break
+        print(f"pvbatch lost its X display (attempt {attempt + 1}); again")
+    return proc
+
+
 def runs(tissue, scenarios, tests, work):
     """The short runs, each into WORK/<case>, each with its view.pvsm."""
     shutil.rmtree(work, ignore_errors=True)
@@ -142,9 +157,7 @@ def load(pvbatch, xvfb_run, work):
     """One pvbatch loads every run's view.pvsm; what it reports is compared with the files."""
     started = time.time()
     dirs = [os.path.join(work, name) for name in CASES]
-    command = [xvfb_run, "-a", pvbatch, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                     "paraview_load_state.py")] + dirs
-    proc = subprocess.run(command, capture_output=True, text=True)
+    proc = run_pvbatch(xvfb_run, pvbatch, "paraview_load_state.py", dirs)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("REPORT ")]
     if proc.returncode != 0 or not lines:
         fail(f"pvbatch exit {proc.returncode}: {(proc.stdout + proc.stderr)[-3000:]}")
@@ -196,9 +209,7 @@ def checkpoints(pvbatch, xvfb_run, work):
     import numpy as np
 
     files = {name: sorted(glob.glob(os.path.join(work, name, "checkpoint_*.xdmf")))[-1] for name in CASES}
-    proc = subprocess.run([xvfb_run, "-a", pvbatch, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                                 "paraview_open_checkpoint.py")]
-                          + list(files.values()), capture_output=True, text=True)
+    proc = run_pvbatch(xvfb_run, pvbatch, "paraview_open_checkpoint.py", list(files.values()))
     lines = [l for l in proc.stdout.splitlines() if l.startswith("REPORT ")]
     if proc.returncode != 0 or not lines:
         fail(f"pvbatch exit {proc.returncode}: {(proc.stdout + proc.stderr)[-3000:]}")
