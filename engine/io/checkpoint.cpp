@@ -374,7 +374,8 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
       if (name == *prefix + "x" || name == *prefix + "y" || name == *prefix + "z") continue;
       for (int c = 0; c < column->components(); ++c) {
         const std::string label = column->components() == 1 ? name : component_label(*column, c);
-        x << "      <Attribute Name=\"" << label << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+        x << "      <Attribute Name=\"" << xml_escape(label)
+          << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
         item(std::to_string(n), column->scalar_type(),
              column->components() == 1 ? base + name : view + name + "/" + label);
         x << "      </Attribute>\n";
@@ -388,14 +389,16 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
     if (field->surface_geometry(points, triangles)) {  // a triangle mesh with per-vertex species
       const std::string base = "/fields/" + field->name() + "/";
       const std::size_t n = points.size() / 3, nf = triangles.size() / 3;
-      x << "    <Grid Name=\"" << field->name() << "\" GridType=\"Uniform\">\n      <Time Value=\"" << time
+      x << "    <Grid Name=\"" << xml_escape(field->name())
+        << "\" GridType=\"Uniform\">\n      <Time Value=\"" << time
         << "\"/>\n      <Topology TopologyType=\"Triangle\" NumberOfElements=\"" << nf << "\">\n";
       item(std::to_string(nf) + " 3", ScalarType::i32, base + "mesh/triangles");
       x << "      </Topology>\n      <Geometry GeometryType=\"XYZ\">\n";
       item(std::to_string(n) + " 3", ScalarType::f64, base + "mesh/points");
       x << "      </Geometry>\n";
       for (const auto& a : field->host_arrays()) {
-        x << "      <Attribute Name=\"" << a.name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+        x << "      <Attribute Name=\"" << xml_escape(a.name)
+          << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
         item(std::to_string(n), a.type, base + a.name);
         x << "      </Attribute>\n";
       }
@@ -407,15 +410,16 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
     if (h <= 0.0 || arrays.empty() || arrays.front().dims.size() != 3) continue;
     const auto& d = arrays.front().dims;
     const std::string dims = std::to_string(d[0]) + " " + std::to_string(d[1]) + " " + std::to_string(d[2]);
-    x << "    <Grid Name=\"" << field->name() << "\" GridType=\"Uniform\">\n      <Time Value=\"" << time
-      << "\"/>\n      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+    x << "    <Grid Name=\"" << xml_escape(field->name()) << "\" GridType=\"Uniform\">\n      <Time Value=\""
+      << time << "\"/>\n      <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
       << "      <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
       << "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
       << (d[0] > 1 ? 0.5 * h : 0.0) << " " << 0.5 * h << " " << 0.5 * h << "</DataItem>\n"
       << "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h << " "
       << h << " " << h << "</DataItem>\n      </Geometry>\n";
     for (const auto& a : arrays) {
-      x << "      <Attribute Name=\"" << a.name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
+      x << "      <Attribute Name=\"" << xml_escape(a.name)
+        << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
       item(dims, a.type, "/fields/" + field->name() + "/" + a.name);
       x << "      </Attribute>\n";
     }

@@ -56,29 +56,6 @@ std::string num(double v) {
   return text;
 }
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 /// Builds the XML of ServerManagerState proxies: <Proxy> elements with <Property> children.
 class StateXml {
  public:
@@ -92,7 +69,7 @@ class StateXml {
   void values(const char* name, const std::vector<std::string>& values) {
     head(name, values.size());
     for (std::size_t i = 0; i < values.size(); ++i)
-      out_ << "        <Element index=\"" << i << "\" value=\"" << escape(values[i]) << "\"/>\n";
+      out_ << "        <Element index=\"" << i << "\" value=\"" << xml_escape(values[i]) << "\"/>\n";
     out_ << "      </Property>\n";
   }
   void value(const char* name, const std::string& v) { values(name, {v}); }
@@ -317,7 +294,7 @@ std::string paraview_state_xml(const fs::path& dir, const std::vector<PvdSeries*
     if (items.empty()) return;
     x.raw(std::string("    <ProxyCollection name=\"") + name + "\">\n");
     for (const auto& [id, item] : items)
-      x.raw("      <Item id=\"" + std::to_string(id) + "\" name=\"" + escape(item) + "\"/>\n");
+      x.raw("      <Item id=\"" + std::to_string(id) + "\" name=\"" + xml_escape(item) + "\"/>\n");
     x.raw("    </ProxyCollection>\n");
   };
   std::vector<std::pair<int, std::string>> sources, reps, luts, opacities;

@@ -19,29 +19,6 @@ std::size_t type_size(const std::string& t) {
   throw std::invalid_argument("unknown VTK type " + t);
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 /// RFC 4648 base64, streamed into a file: bytes are encoded 3 at a time as they come, the up to 2 left over
 /// wait for the next write(), finish() pads the last group. The output equals the base64 of all the bytes
 /// written at once, without holding them (or their encoding) in memory.
@@ -135,6 +112,29 @@ void int64_array(AtomicWriter& out, const std::string& name, std::uint64_t count
 }
 
 }  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
 
 namespace {
 /// An unstructured grid of `n` points with `cells` cells of `corners` points each (VTK cell type `type`),

@@ -22,6 +22,9 @@
 
 namespace tissue::io {
 
+/// `s` with XML's special characters (& < > ") as entities, for attribute values and text.
+std::string xml_escape(const std::string& s);
+
 /// One named per-point array.
 struct VtkArray {
   std::string name;

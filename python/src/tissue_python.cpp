@@ -176,24 +176,6 @@ py::dtype dtype_of(ScalarType t) {
   }
 }
 
-/// Array-interface type string ("<f4", ...).
-std::string typestr_of(ScalarType t) {
-  switch (t) {
-    case ScalarType::f32:
-      return "<f4";
-    case ScalarType::f64:
-      return "<f8";
-    case ScalarType::i32:
-      return "<i4";
-    case ScalarType::i64:
-      return "<i8";
-    case ScalarType::u32:
-      return "<u4";
-    default:
-      return "|u1";
-  }
-}
-
 /// Columns a driver may not write: they are the engine's structure (cell <-> element ranges, stable ids).
 bool structural(const std::string& table, const std::string& column) {
   return (table == "cells" && (column == "first" || column == "count" || column == "id")) ||
@@ -381,7 +363,7 @@ class PyRun {
     views_out_ = true;
     py::dict cai;
     cai["version"] = 3;
-    cai["typestr"] = typestr_of(column->scalar_type());
+    cai["typestr"] = dtype_of(column->scalar_type()).attr("str");  // "<f4", ...
     cai["stream"] = py::none();
     if (column->components() == 1 || component >= 0) {
       const std::size_t c = component >= 0 ? static_cast<std::size_t>(component) : 0;
