@@ -35,7 +35,7 @@ int radix_sort_pairs(std::uint32_t* keys0, std::uint32_t* keys1, std::int32_t* v
   cub::DoubleBuffer<std::int32_t> values(values0, values1);
   note_enqueue();
   check(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys, values, static_cast<int>(n), 0,
-                                        clamp_bits(key_bits)),
+                                        clamp_bits(key_bits), static_cast<cudaStream_t>(current_stream())),
         "cub radix sort");
   return keys.selector;
 }
@@ -56,7 +56,8 @@ std::size_t inclusive_max_scan_temp_bytes(std::size_t n) {
 
 void inclusive_max_scan(std::int32_t* data, std::size_t n, void* temp, std::size_t temp_bytes) {
   note_enqueue();
-  check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n)),
+  check(cub::DeviceScan::InclusiveScan(temp, temp_bytes, data, data, MaxOp{}, static_cast<int>(n),
+                                       static_cast<cudaStream_t>(current_stream())),
         "cub scan");
 }
 

@@ -19,7 +19,7 @@ void check(cusolverStatus_t status, const char* what) {
 }
 
 cusolverDnHandle_t handle() {
-  static cusolverDnHandle_t h = [] {
+  thread_local cusolverDnHandle_t h = [] {  // one per thread: each thread may have a stream of its own
     cusolverDnHandle_t created = nullptr;
     check(cusolverDnCreate(&created), "cusolverDnCreate");
     return created;

@@ -1,6 +1,6 @@
 #include <cuda_runtime.h>
 
-#include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include "cuda/runtime.hpp"
@@ -24,9 +24,37 @@ int device_count() noexcept {
   return n;
 }
 
-void initialize() {
-  if (device_count() == 0) throw BackendError("no CUDA device is available");
-  check(cudaSetDevice(0), "cudaSetDevice");
+namespace {
+int g_device = 0;  // the device initialize() selected; threads with a stream of their own select it too
+
+// The calling thread's engine stream (nullptr: the legacy default stream) and its graph capture.
+thread_local cudaStream_t t_stream = nullptr;
+thread_local cudaStream_t t_capture_stream = nullptr;  // created on the thread's first capture
+thread_local bool t_capturing = false;
+thread_local std::uint64_t t_enqueue_serial = 0;
+}  // namespace
+
+void initialize(int device) {
+  const int count = device_count();
+  if (count == 0) throw BackendError("no CUDA device is available");
+  if (device < 0 || device >= count)
+    throw BackendError("CUDA device " + std::to_string(device) + " asked for, " + std::to_string(count) +
+                       " present (ordinals 0 to " + std::to_string(count - 1) + ")");
+  g_device = device;
+  check(cudaSetDevice(device), "cudaSetDevice");
+  // how a host thread waits for the device (before the context exists): TISSUE_CUDA_SCHEDULE = spin, yield,
+  // blocking or auto (CUDA's default); `tissue sweep` sets yield when unset, for its many threads
+  if (const char* mode = std::getenv("TISSUE_CUDA_SCHEDULE")) {
+    const std::string m = mode;
+    const unsigned flags = m == "spin"       ? cudaDeviceScheduleSpin
+                           : m == "yield"    ? cudaDeviceScheduleYield
+                           : m == "blocking" ? cudaDeviceScheduleBlockingSync
+                           : m == "auto"     ? cudaDeviceScheduleAuto
+                                             : ~0u;
+    if (flags == ~0u)
+      throw BackendError("TISSUE_CUDA_SCHEDULE=" + m + ": expected spin, yield, blocking or auto");
+    check(cudaSetDeviceFlags(flags), "cudaSetDeviceFlags");
+  }
   check(cudaFree(nullptr), "context creation");
   grid_barrier_word();  // allocated here, before any graph capture could need them
   grid_signal_words(0);
@@ -42,7 +70,7 @@ unsigned* grid_barrier_word() {
     }
     ~Word() { device_free(ptr); }
   };
-  static const Word word;
+  thread_local const Word word;  // one per thread: concurrent streams must not share a barrier
   return word.ptr;
 }
 
@@ -66,7 +94,7 @@ unsigned* grid_signal_words(std::size_t words) {
     }
     ~Words() { device_free(ptr); }
   };
-  static const Words signals;
+  thread_local const Words signals;  // one set per thread, as the barrier word
   if (words > signals.count)
     throw BackendError("grid signal words: " + std::to_string(words) + " asked for, " +
                        std::to_string(signals.count) + " allocated");
@@ -102,12 +130,18 @@ std::size_t free_memory_bytes() {
 }
 
 void synchronize() {
+  if (t_stream) {
+    check(cudaStreamSynchronize(t_stream), "cudaStreamSynchronize");
+    return;
+  }
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void* device_allocate(std::size_t bytes) {
   void* p = nullptr;
-  const cudaError_t err = cudaMalloc(&p, bytes);
+  // a thread with a stream of its own allocates in stream order: cudaMalloc and cudaFree may wait for the
+  // whole device, which would serialise the threads' streams
+  const cudaError_t err = t_stream ? cudaMallocAsync(&p, bytes, t_stream) : cudaMalloc(&p, bytes);
   if (err != cudaSuccess) {
     cudaGetLastError();
     throw BackendError("cudaMalloc of " + std::to_string(bytes) +
@@ -117,6 +151,10 @@ void* device_allocate(std::size_t bytes) {
 }
 
 void device_free(void* ptr) noexcept {
+  if (t_stream && ptr) {
+    cudaFreeAsync(ptr, t_stream);
+    return;
+  }
   cudaFree(ptr);
 }
 
@@ -131,11 +169,20 @@ void copy(void* dst, bool dst_device, const void* src, bool src_device, std::siz
   else
     kind = cudaMemcpyHostToHost;
   note_enqueue();
+  if (t_stream) {  // synchronous for the calling thread only
+    check(cudaMemcpyAsync(dst, src, bytes, kind, t_stream), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(t_stream), "cudaStreamSynchronize after cudaMemcpyAsync");
+    return;
+  }
   check(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
 }
 
 void zero(void* ptr, std::size_t bytes) {
   note_enqueue();
+  if (t_stream) {
+    check(cudaMemsetAsync(ptr, 0, bytes, t_stream), "cudaMemsetAsync");
+    return;
+  }
   check(cudaMemset(ptr, 0, bytes), "cudaMemset");
 }
 
@@ -143,43 +190,74 @@ void check_last_launch(const char* what) {
   check(cudaGetLastError(), what);
 }
 
-namespace {
-cudaStream_t g_capture_stream = nullptr;  // the stream being captured, or nullptr
-bool g_capturing = false;
-std::atomic<std::uint64_t> g_enqueue_serial{0};
-}  // namespace
-
 std::uint64_t enqueue_serial() noexcept {
-  return g_enqueue_serial.load(std::memory_order_relaxed);
+  return t_enqueue_serial;
 }
 
 void note_enqueue() noexcept {
-  g_enqueue_serial.fetch_add(1, std::memory_order_relaxed);
+  ++t_enqueue_serial;
 }
 
 bool capturing() noexcept {
-  return g_capturing;
+  return t_capturing;
 }
 
 void* current_stream() noexcept {
-  return g_capturing ? g_capture_stream : nullptr;
+  return t_capturing ? t_capture_stream : t_stream;
+}
+
+void* create_thread_stream() {
+  if (t_stream) throw BackendError("this thread has a stream of its own already");
+  check(cudaSetDevice(g_device), "cudaSetDevice");  // a new thread starts on device 0
+  static const bool pool_kept = [] {
+    // keep freed stream-ordered memory in the pool: returning it to the system at every synchronisation
+    // costs time, and members allocate and free the same sizes over and over
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, g_device), "cudaDeviceGetDefaultMemPool");
+    std::uint64_t keep = ~std::uint64_t{0};
+    check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
+    return true;
+  }();
+  (void)pool_kept;
+  cudaStream_t stream = nullptr;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  t_stream = stream;
+  grid_barrier_word();  // this thread's words, allocated now: never inside a capture
+  grid_signal_words(0);
+  return stream;
+}
+
+void destroy_thread_stream() noexcept {
+  if (!t_stream) return;
+  cudaStreamSynchronize(t_stream);
+  cudaStreamDestroy(t_stream);
+  t_stream = nullptr;
+  if (t_capture_stream) {
+    cudaStreamDestroy(t_capture_stream);
+    t_capture_stream = nullptr;
+  }
 }
 
 void begin_capture() {
-  if (g_capturing) throw BackendError("CUDA graph capture: a capture is already running");
-  if (!g_capture_stream) check(cudaStreamCreate(&g_capture_stream), "cudaStreamCreate");
-  // the capture stream starts after everything queued on the default stream so far
-  check(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  if (t_capturing) throw BackendError("CUDA graph capture: a capture is already running");
+  // a blocking stream on the legacy default stream (ordered with it when replayed); a non-blocking one
+  // for a thread with a stream of its own, so that no other thread's legacy-stream work joins the capture
+  if (!t_capture_stream)
+    check(t_stream ? cudaStreamCreateWithFlags(&t_capture_stream, cudaStreamNonBlocking)
+                   : cudaStreamCreate(&t_capture_stream),
+          "cudaStreamCreate");
+  // the capture stream starts after everything queued on the engine's stream so far
+  check(cudaStreamSynchronize(t_stream), "cudaStreamSynchronize");
   note_enqueue();
-  check(cudaStreamBeginCapture(g_capture_stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-  g_capturing = true;
+  check(cudaStreamBeginCapture(t_capture_stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  t_capturing = true;
 }
 
 void* end_capture() {
   note_enqueue();
-  g_capturing = false;
+  t_capturing = false;
   cudaGraph_t graph = nullptr;
-  check(cudaStreamEndCapture(g_capture_stream, &graph), "cudaStreamEndCapture");
+  check(cudaStreamEndCapture(t_capture_stream, &graph), "cudaStreamEndCapture");
   cudaGraphExec_t exec = nullptr;
   const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
   cudaGraphDestroy(graph);
@@ -189,7 +267,7 @@ void* end_capture() {
 
 void launch_graph(void* graph) {
   note_enqueue();
-  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), nullptr), "cudaGraphLaunch");
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph), t_stream), "cudaGraphLaunch");
 }
 
 void destroy_graph(void* graph) noexcept {

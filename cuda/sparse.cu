@@ -27,12 +27,12 @@ void check(cusolverStatus_t status, const char* what) {
 
 void csr_cholesky_solve(int rows, std::int64_t nonzeros, const std::int32_t* offsets,
                         const std::int32_t* columns, const double* values, const double* b, double* x) {
-  static cusolverSpHandle_t handle = [] {
+  thread_local cusolverSpHandle_t handle = [] {  // one per thread: each may have a stream of its own
     cusolverSpHandle_t h = nullptr;
     check(cusolverSpCreate(&h), "cusolverSpCreate");
     return h;
   }();
-  static cusparseMatDescr_t descr = [] {
+  thread_local cusparseMatDescr_t descr = [] {
     cusparseMatDescr_t d = nullptr;
     check(cusparseCreateMatDescr(&d), "cusparseCreateMatDescr");
     cusparseSetMatType(d, CUSPARSE_MATRIX_TYPE_GENERAL);

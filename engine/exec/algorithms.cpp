@@ -23,6 +23,7 @@
 #include <thrust/system/cuda/execution_policy.h>
 
 #include "cuda/algorithms.hpp"
+#include "cuda/runtime.hpp"
 #endif
 
 namespace tissue::exec {
@@ -58,11 +59,27 @@ struct NonFinite {
   }
 };
 
-/// Calls f with the Thrust execution policy of the active backend (sequential for small CPU inputs).
+#if defined(TISSUE_BACKEND_CUDA)
+/// Thrust's temporary storage through the engine's runtime layer, so that a thread with a stream of its own
+/// allocates it in stream order (cudaFree could wait for the whole device, other threads' streams too).
+struct TemporaryAllocator {
+  using value_type = char;
+  char* allocate(std::ptrdiff_t bytes) {
+    return static_cast<char*>(cuda::device_allocate(static_cast<std::size_t>(bytes)));
+  }
+  void deallocate(char* p, std::size_t) { cuda::device_free(p); }
+};
+#endif
+
+/// Calls f with the Thrust execution policy of the active backend (sequential for small CPU inputs); on
+/// CUDA on the engine's stream of the calling thread (cuda::current_stream()).
 template <class F>
 auto with_policy(std::size_t n, F&& f) {
 #if defined(TISSUE_BACKEND_CUDA)
-  if (backend() == Backend::cuda) return f(thrust::cuda::par);
+  if (backend() == Backend::cuda) {
+    thread_local TemporaryAllocator allocator;
+    return f(thrust::cuda::par(allocator).on(static_cast<cudaStream_t>(cuda::current_stream())));
+  }
 #endif
   if (n < kMinParallelIterations) return f(thrust::seq);
   return f(thrust::omp::par);

@@ -23,16 +23,41 @@ Backend backend() {
   return g_backend;
 }
 
-void set_backend(Backend b) {
+void set_backend(Backend b, int device) {
   if (b == Backend::cuda) {
     if (!cuda_compiled())
       throw std::runtime_error(
           "backend 'cuda' is not compiled into this build (configure with -DTISSUE_BACKEND=cuda)");
 #if defined(TISSUE_BACKEND_CUDA)
-    cuda::initialize();  // throws with the CUDA error text when no device is usable
+    cuda::initialize(device);  // throws with the CUDA error text when no device is usable
+#else
+    (void)device;
 #endif
   }
   g_backend = b;
+}
+
+int cuda_device_count() {
+#if defined(TISSUE_BACKEND_CUDA)
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+ThreadStream::ThreadStream() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (g_backend == Backend::cuda) {
+    cuda::create_thread_stream();
+    active_ = true;
+  }
+#endif
+}
+
+ThreadStream::~ThreadStream() {
+#if defined(TISSUE_BACKEND_CUDA)
+  if (active_) cuda::destroy_thread_stream();
+#endif
 }
 
 bool cuda_compiled() {

@@ -18,10 +18,30 @@ enum class Backend { cpu, cuda };
 /// The backend kernels and new buffers use now (Backend::cpu until set_backend is called).
 Backend backend();
 
-/// Selects the backend for the rest of the process.
+/// Selects the backend for the rest of the process; on CUDA, device `device` (an ordinal).
 /// @throws std::runtime_error if Backend::cuda is asked for and the build has no CUDA backend or no
-///         CUDA device is usable.
-void set_backend(Backend b);
+///         CUDA device is usable (or the ordinal is out of range).
+void set_backend(Backend b, int device = 0);
+
+/// Number of CUDA devices present (0 in a CPU build or without a driver).
+int cuda_device_count();
+
+/// While it lives, the device work of the calling thread goes to a CUDA stream of its own: launches,
+/// copies, allocations (stream-ordered), graphs, and synchronize() waits for that stream only. Several
+/// threads, each with one and each running its own simulation, then share one device concurrently
+/// (engine/run/ensemble.hpp); results are those of the same simulation run alone. Nothing on the CPU
+/// backend. Construct after set_backend(), destroy after every buffer the thread allocated is freed.
+/// @throws BackendError when the stream cannot be created.
+class ThreadStream {
+ public:
+  ThreadStream();
+  ~ThreadStream();
+  ThreadStream(const ThreadStream&) = delete;
+  ThreadStream& operator=(const ThreadStream&) = delete;
+
+ private:
+  bool active_ = false;
+};
 
 /// True when the CUDA backend was compiled in (-DTISSUE_BACKEND=cuda).
 bool cuda_compiled();
