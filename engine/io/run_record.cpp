@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -75,6 +77,13 @@ std::string record_text(RunRecord r, std::size_t size = 0) {
     j["memory"] = {{"estimate_host_bytes", r.memory_estimate_host},
                    {"estimate_device_bytes", r.memory_estimate_device},
                    {"device_peak_bytes", r.memory_device_peak}};
+    if (!r.metrics.empty()) {
+      nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
+      for (const auto& [name, value] : r.metrics)  // NaN and infinities become null
+        metrics[name] =
+            std::isfinite(value) ? nlohmann::ordered_json(value) : nlohmann::ordered_json(nullptr);
+      j["metrics"] = metrics;
+    }
     // invalid UTF-8 (a path, a shortened message) becomes U+FFFD instead of an exception
     std::string text = j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     const std::size_t target = size > 0 ? size : (text.size() + 1 + kSpare + kBlock - 1) / kBlock * kBlock;
@@ -94,8 +103,8 @@ std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path.string() + ": cannot be read");
   try {
-    const auto j = nlohmann::json::parse(in);
-    const auto text = [&](const nlohmann::json& v) {
+    const auto j = nlohmann::ordered_json::parse(in);  // ordered: the metrics keep their order
+    const auto text = [&](const nlohmann::ordered_json& v) {
       return v.is_null() ? std::string() : v.get<std::string>();
     };
     RunRecord r;
@@ -120,6 +129,10 @@ std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
     r.restarted_from = j.value("restarted_from", std::string());
     r.last_checkpoint = text(j.at("last_checkpoint"));
     r.wall_seconds = j.at("wall_seconds").get<double>();
+    if (const auto m = j.find("metrics"); m != j.end())
+      for (const auto& [name, value] : m->items())
+        r.metrics.emplace_back(
+            name, value.is_null() ? std::numeric_limits<double>::quiet_NaN() : value.get<double>());
     return r;
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path.string() + ": not a run record of tissue (" + e.what() + ")");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tissue::io {
@@ -42,6 +43,9 @@ struct RunRecord {
   /// host memory on the CPU backend), so that an estimate can be compared with what happened.
   double memory_estimate_host = 0.0, memory_estimate_device = 0.0;
   std::size_t memory_device_peak = 0;
+  /// The metrics a driver asked for (RunRequest::metrics), measured at the end of the run, in order; NaN
+  /// for a value that is not finite (null in run.json). Empty when none were asked for (no "metrics" key).
+  std::vector<std::pair<std::string, double>> metrics;
 
   /// Reads `dir`/run.json back (status, exit code, message, scenario, model, engine, host, steps, times,
   /// checkpoints): std::nullopt when there is none.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <iterator>
@@ -72,6 +73,18 @@ std::string file_sha256(const std::string& path) {
 }
 
 }  // namespace
+
+void check_metric_names(const Simulation& sim, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    bool known = false;
+    for (const auto& m : sim.metrics) known = known || m.name == name;
+    if (known) continue;
+    std::string list;
+    for (const auto& m : sim.metrics) list += (list.empty() ? "" : ", ") + m.name;
+    throw InputError("metric '" + name + "' is not measured by the model " + sim.model + " (it measures " +
+                     list + ")");
+  }
+}
 
 int exit_code_for(const std::exception& e) {
   if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
@@ -155,6 +168,7 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   header_.input_files = scenario->input_files();
   Simulation& sim = *sim_;
   if (opt.checkpoint_every) sim.checkpoint.every_steps = *opt.checkpoint_every;
+  if (opt.metrics) check_metric_names(sim, *opt.metrics);
   header_.engine_version = kVersion;
   header_.engine_revision = kGitRevision;
   header_.model = sim.model;
@@ -339,6 +353,7 @@ void Runner::advance(std::int64_t target) {
   // SIGINT/SIGTERM: finish the step, write it, checkpoint, stop
   std::optional<InterruptGuard> interrupt;
   if (request_.handle_signals) interrupt.emplace();
+  const bool poll = request_.handle_signals || request_.poll_signals;
   for (std::int64_t step = w.step + 1; step <= target; ++step) {
     sim.schedule.step(w, sim.dt);
     record_.steps_done = step;
@@ -348,7 +363,7 @@ void Runner::advance(std::int64_t target) {
     const bool last = step == end_step_ || converged_at_ == step;
     const bool output = last || (every_ > 0 && step % every_ == 0);
     if (sim.check && (output || check_due)) sim.check(w);
-    const int signo = interrupt ? InterruptGuard::signal_received() : 0;
+    const int signo = poll ? InterruptGuard::signal_received() : 0;
     if (writer_ && (output || signo != 0)) writer_->write(w);
     const double minutes = (now_seconds() - last_checkpoint_clock_) / 60.0;
     if (writer_ && (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
@@ -377,6 +392,20 @@ void Runner::conclude() {
   if (log != nullptr && converged_at_ > 0)
     std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at_));
   w.download();
+  if (request_.metrics) {
+    record_.metrics.clear();
+    for (const auto& m : sim.metrics) {
+      const auto& wanted = *request_.metrics;
+      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), m.name) != wanted.end())
+        record_.metrics.emplace_back(m.name, m.measure(w));
+    }
+    if (!request_.metrics->empty())  // in the order asked for
+      std::sort(record_.metrics.begin(), record_.metrics.end(), [&](const auto& a, const auto& b) {
+        const auto& wanted = *request_.metrics;
+        return std::find(wanted.begin(), wanted.end(), a.first) <
+               std::find(wanted.begin(), wanted.end(), b.first);
+      });
+  }
   if (log == nullptr) return;
   std::fprintf(log, "%s\n", sim.summary ? sim.summary(w).c_str() : "");
   const double elapsed = progress_ ? progress_->elapsed() : 0.0;

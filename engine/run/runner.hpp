@@ -49,6 +49,9 @@ enum ExitCode : int {
 /// The exit code for an exception: InputError 2, NumericalError 3, BackendError 4, anything else 1.
 int exit_code_for(const std::exception& e);
 
+/// @throws InputError naming the first of `names` that is not one of `sim`'s metrics (and listing those).
+void check_metric_names(const Simulation& sim, const std::vector<std::string>& names);
+
 /// "tissue <version> (<git revision>, backends: <compiled backends>)".
 std::string version_string();
 
@@ -73,7 +76,14 @@ struct RunRequest {
   std::vector<std::string> command;  ///< the command line, for run.json
   bool progress_bar = false;         ///< draw a progress bar (a terminal) instead of a log line every 10 %
   bool handle_signals = true;        ///< SIGINT/SIGTERM finish the step, write it and stop (InterruptGuard)
-  std::FILE* log = stdout;           ///< the run's header, summary and closing lines; nullptr: none
+  /// Without handle_signals: stop the same way when InterruptGuard::signal_received() says so, the guard
+  /// being held by the driver (an ensemble running several Runners on its threads).
+  bool poll_signals = false;
+  /// Metrics (Simulation::metrics) measured at the end of the run into run.json's "metrics": their names,
+  /// in the order wanted, or every metric of the model for an empty list; std::nullopt: none.
+  /// @throws InputError (from the constructor) for a name the model does not measure.
+  std::optional<std::vector<std::string>> metrics;
+  std::FILE* log = stdout;  ///< the run's header, summary and closing lines; nullptr: none
   /// false: nothing is written at all (no directory, snapshots, checkpoints, run.json, lock): a driver that
   /// only wants the state in memory (the Python package's Simulation with out=None). Checkpoints can still
   /// be written on request (Runner::write_checkpoint_to).

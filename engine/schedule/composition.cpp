@@ -45,6 +45,17 @@ void Composition::add_check(std::function<void(World&)> check) {
   checks_.push_back(std::move(check));
 }
 
+void Composition::add_metric(std::string name, std::string description,
+                             std::function<double(World&)> measure) {
+  const bool valid = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  });
+  if (!valid) throw std::logic_error("metric name '" + name + "': letters, digits and '_' only");
+  for (const auto& m : metrics_)
+    if (m.name == name) throw std::logic_error("metric '" + name + "' added twice");
+  metrics_.push_back(Metric{std::move(name), std::move(description), std::move(measure)});
+}
+
 void Composition::add_description(const std::string& text) {
   if (!text.empty()) description_.push_back(text);
 }
@@ -119,6 +130,23 @@ std::unique_ptr<Simulation> Composition::finish() {
   std::string description;
   for (const auto& d : description_) description += (description.empty() ? "" : "; ") + d;
   sim_->description = description;
+  // the engine's metrics, then the modules'
+  World& w = *sim_->world;
+  std::vector<Metric> metrics;
+  metrics.push_back({"step", "the step", [](World& world) { return static_cast<double>(world.step); }});
+  metrics.push_back({"time", "simulated time [time units]", [](World& world) { return world.time; }});
+  if (w.cells.size() > 0)  // tables the scenario's entity sets filled
+    metrics.push_back({"cells", "rows of the cells table",
+                       [](World& world) { return static_cast<double>(world.cells.size()); }});
+  if (w.elements.size() > 0)
+    metrics.push_back({"elements", "rows of the elements table (subcellular elements)",
+                       [](World& world) { return static_cast<double>(world.elements.size()); }});
+  for (auto& m : metrics_) {
+    for (const auto& e : metrics)
+      if (e.name == m.name) throw std::logic_error("metric '" + m.name + "' is one of the engine's");
+    metrics.push_back(std::move(m));
+  }
+  sim_->metrics = std::move(metrics);
   return std::move(sim_);
 }
 

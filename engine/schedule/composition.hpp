@@ -78,6 +78,9 @@ class Composition {
   /// Adds a cheap device-side check of the state (throws NumericalError), run at the check cadence. After
   /// the modules' checks, finish() adds check_table_values (every float column of the tables is finite).
   void add_check(std::function<void(World&)> check);
+  /// Adds a metric (Simulation::metrics): `name` of letters, digits and '_', unique in the model.
+  /// @throws std::logic_error for an invalid or repeated name (a module's bug).
+  void add_metric(std::string name, std::string description, std::function<double(World&)> measure);
   /// Adds a clause to the run header's one-line description ("; "-separated).
   void add_description(const std::string& text);
   /// Sets the convergence test (Simulation::converged). @throws std::logic_error when one is set.
@@ -115,6 +118,7 @@ class Composition {
   std::vector<WriterFactory> writers_;
   std::vector<std::function<std::string(World&)>> summaries_;
   std::vector<std::function<void(World&)>> checks_;
+  std::vector<Metric> metrics_;
   std::vector<std::string> description_;
   double derived_dt_ = 0.0;
   exec::MemoryEstimate reserved_;

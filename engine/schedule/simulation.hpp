@@ -59,6 +59,15 @@ struct ModelSettings {
   CheckpointSettings checkpoint;   ///< [checkpoint]
 };
 
+/// A named number measured on the current state (cell count, layers, a field's mean, the Willmore
+/// energy): one column of an ensemble's sweep.csv (engine/run/ensemble.hpp). `measure` is called after
+/// World::download(), on the host mirrors.
+struct Metric {
+  std::string name;         ///< column name: letters, digits and '_' ("adherent_cells")
+  std::string description;  ///< what it measures, with units ("cells on the membrane")
+  std::function<double(World&)> measure;
+};
+
 class Simulation {
  public:
   std::string model;  ///< the preset's name ("epidermis"), or the scenario's modules joined by "+"
@@ -79,6 +88,10 @@ class Simulation {
   /// Optional early stop: true when the state has converged (e.g. max |dY/dt| below a tolerance);
   /// evaluated at the cadence of `check`. The run then ends at that step as if it were the last.
   std::function<bool(World&)> converged;
+  /// The metrics the model measures, in the order the modules added them (Composition::add_metric), after
+  /// the engine's own: step, time, and the rows of the cells and elements tables when the entity sets put
+  /// rows in them.
+  std::vector<Metric> metrics;
   /// One line describing the model's setup for the run header (grid, reaction, ...).
   std::string description;
   /// The estimated peak memory of the run (the sum of the modules' Composition::reserve_memory()), printed by

@@ -188,6 +188,10 @@ void install_conformal_willmore(Composition& comp) {
   comp.add_writer([flow, obj](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<SurfaceWriter>(dir, *flow, obj);
   });
+  comp.add_metric("willmore_energy", "Willmore energy of the surface (4 pi for a round sphere)",
+                  [flow](World&) { return flow->measures().willmore; });
+  comp.add_metric("area", "surface area [length^2]", [flow](World&) { return flow->measures().area; });
+  comp.add_metric("volume", "enclosed volume [length^3]", [flow](World&) { return flow->measures().volume; });
   comp.add_summary([flow](World&) {
     const SurfaceMeasures me = flow->measures();
     std::ostringstream out;

@@ -29,6 +29,20 @@ void install_stratification(Composition& comp) {
     }
     return format(summarize(world, ovol1, ovol2, membrane.get()));
   });
+  const auto summary_of = [membrane](World& world) {
+    int ovol1 = -1, ovol2 = -1;
+    if (const auto* species = world.cells.find(kSpeciesColumn)) {
+      ovol1 = species->component_index("ovol1");
+      ovol2 = species->component_index("ovol2");
+    }
+    return summarize(world, ovol1, ovol2, membrane.get());
+  };
+  comp.add_metric("layers", "cell layers holding at least 5 % of the cells (Summary::layers)",
+                  [summary_of](World& world) { return static_cast<double>(summary_of(world).layers); });
+  comp.add_metric("adherent_cells", "cells with an adhesive element on the membrane",
+                  [summary_of](World& world) { return static_cast<double>(summary_of(world).adherent); });
+  comp.add_metric("suprabasal_cells", "cells in the high-Ovol1 (suprabasal) state",
+                  [summary_of](World& world) { return static_cast<double>(summary_of(world).suprabasal); });
 }
 
 }  // namespace

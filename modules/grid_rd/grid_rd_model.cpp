@@ -66,6 +66,17 @@ void install_typed(Composition& comp, const GridRdParams& params, const InitialS
     field.download();
     return summarize(field);
   });
+  for (std::size_t sp = 0; sp < field.species_names().size(); ++sp)
+    comp.add_metric("mean_" + field.species_names()[sp],
+                    "mean of species " + field.species_names()[sp] + " over the grid's nodes [concentration]",
+                    [&field, sp](World&) {
+                      field.download();
+                      const std::size_t n = field.cells();
+                      double sum = 0.0;
+                      for (std::size_t i = 0; i < n; ++i)
+                        sum += static_cast<double>(field.host()[sp * n + i]);
+                      return sum / static_cast<double>(n);
+                    });
   comp.add_check([&field](World& world) {
     const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
     if (bad == 0) return;

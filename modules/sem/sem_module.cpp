@@ -206,6 +206,8 @@ void create_tissue(Composition& comp) {
     for (std::size_t k = 0; k < types.size(); ++k)
       text += (k ? ", " : " ") + types[k].first + " (" + std::to_string(count[k]) + ")";
     comp.add_description(text);
+    comp.add_metric("sorting_index", "fraction of like neighbours among cell contacts",
+                    [](World& world) { return sorting_index(world); });
     comp.add_summary([](World& world) {
       return "sorting index " + std::to_string(sorting_index(world)) +
              " (fraction of like neighbours; contacts within " + std::to_string(kContactDistance) + ")";

@@ -122,6 +122,21 @@ std::vector<std::string> species_names(const SurfaceRdParams& params) {
 
 namespace {
 
+/// Metrics `prefix` + species: each species' mean over the vertices (host mirror; World::download first).
+template <class Real>
+void add_mean_metrics(Composition& comp, const std::string& prefix, SurfaceField<Real>& field) {
+  for (std::size_t sp = 0; sp < field.species_names().size(); ++sp)
+    comp.add_metric(prefix + field.species_names()[sp],
+                    "mean of species " + field.species_names()[sp] + " over the mesh's vertices",
+                    [&field, sp](World&) {
+                      const std::size_t n = field.vertices();
+                      double sum = 0.0;
+                      for (std::size_t i = 0; i < n; ++i)
+                        sum += static_cast<double>(field.host()[sp * n + i]);
+                      return sum / static_cast<double>(n);
+                    });
+}
+
 template <class Real>
 void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
                    const SurfaceRdParams& params, const InitialState& init, double dt, double converge) {
@@ -155,6 +170,7 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
     throw NumericalError(msg.str());
   });
   if (converge > 0.0) comp.set_converged([rd, converge](World&) { return rd->max_rate() < converge; });
+  add_mean_metrics(comp, "mean_", field);
   comp.add_summary([&field, rd](World&) {
     std::ostringstream out;
     const std::size_t n = field.vertices();
@@ -293,6 +309,7 @@ void install_membrane_rd(Composition& comp) {
   comp.add_system(std::make_unique<SurfaceRdSystem<float>>(params, *field, ops));
   if (comp.root().table("output").boolean("membrane", true))
     comp.add_writer([field](const fs::path& dir) { return make_surface_writer(dir, *field); });
+  add_mean_metrics(comp, "membrane_mean_", *field);
   comp.add_summary([field](World&) {
     field->download();
     std::ostringstream out;
