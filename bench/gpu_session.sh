@@ -2,7 +2,10 @@
 # GPU machine side of a session (run from the repository root with .gpu carried; see gpu_pack.sh):
 # the whole test suite (both backends), the SEM benchmark, and the seed's full epidermis run, with a
 # short table at the end. Details go to $OUT.
-#   usage: bench/gpu_session.sh [all|tests|conformal|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network|membrane]...
+#   usage: bench/gpu_session.sh [all|tests|conformal|bench|bench_rd|bench_surface|bench_patches|eoc|graph_scenarios|epidermis|tgfb|user_network|membrane|sweep]...
+# sweep: bench/sweep_packing.py, 64 epidermis members of SWEEP_STEPS (default 20000) steps one after another
+# and packed SWEEP_CONCURRENT (default 8,16,32,64) at once; with SWEEP_MPI=R also over R worker ranks (the
+# .gpu pack needs OpenMPI: bench/gpu_pack_mpi.sh). sweep.csv of the best packed run in $OUT.
 # membrane: scenarios/placodes.toml and scenarios/epidermis_spot.toml to 130000 steps (final snapshots in
 # membrane_runs.tar.gz).
 # user_network: the full epidermis with the built-in network and with the same network written in the
@@ -76,6 +79,16 @@ if want conformal; then
   summary+=("conformal bench: rc=$rc, $((SECONDS - start)) s")
   cat "$OUT/bench_conformal.txt" "$OUT/bench_conformal_trace.txt" "$OUT/bench_conformal_direct.txt" \
     "$OUT/bench_conformal_cpu.txt"
+fi
+if want sweep; then
+  start=$SECONDS
+  python3 "$repo/bench/sweep_packing.py" ./tools/tissue /tmp/sweep_packing --steps "${SWEEP_STEPS:-20000}" \
+    --concurrent "${SWEEP_CONCURRENT:-8,16,32,64}" ${SWEEP_MPI:+--mpi $SWEEP_MPI} ${SWEEP_SKIP_SEQUENTIAL:+--skip-sequential} \
+    2>&1 | tee "$OUT/sweep_packing.txt"
+  for d in /tmp/sweep_packing/packed_* /tmp/sweep_packing/mpi_*; do
+    [ -f "$d/sweep.csv" ] && cp "$d/sweep.csv" "$OUT/$(basename "$d")_sweep.csv"
+  done
+  summary+=("sweep packing: $((SECONDS - start)) s")
 fi
 if want bench; then
   ./bench/bench_sem --backend cuda --elements 100000 1000000 --steps 200 2>&1 | tee "$OUT/bench_sem.txt"

@@ -64,8 +64,9 @@ STEPS = {
 # so that relative paths still resolve): the Willmore graph flow takes minutes per output step at n = 128.
 SHRINK = {"willmore_graph": [(r"(?m)^n = 128", "n = 24")]}
 # files that describe the run or how to view it rather than its results: run.json (devices, times), the lock
-# (the owner's pid), view.pvsm (ParaView's state of the series: colour ranges and camera, not results)
-RUN_FILES = {"run.json", ".tissue.lock", "view.pvsm"}
+# (the owner's pid), view.pvsm (ParaView's state of the series: colour ranges and camera, not results), and
+# scenario.toml (the copy of its input a sweep member's directory holds)
+RUN_FILES = {"run.json", ".tissue.lock", "view.pvsm", "scenario.toml"}
 RUN_ATTRIBUTES = {"scenario_path", "scenario_sha256", "engine_version", "engine_revision", "model", "input_files"}
 
 
@@ -126,16 +127,22 @@ def run_scenario(binary, backend, scenario, work):
             os.remove(scenario)
     if proc.returncode != 0:
         return [f"{name}/EXIT {proc.returncode} {proc.stderr.strip().splitlines()[-1] if proc.stderr else ''}"]
+    return run_dir_lines(name, out)
+
+
+def run_dir_lines(prefix, out):
+    """One line per output file of the run directory `out` (datasets of checkpoints separately), named
+    `<prefix>/<file>`; what names the run rather than its state is left out (see the module comment)."""
     lines = []
     for fname in sorted(os.listdir(out)):
         path = os.path.join(out, fname)
-        if fname in RUN_FILES or fname.endswith(".xdmf") or os.path.isdir(path):
+        if fname in RUN_FILES or fname.startswith(".") or fname.endswith(".xdmf") or os.path.isdir(path):
             continue
         if fname.endswith(".h5"):
-            lines += checkpoint_lines(f"{name}/{fname}", path)
+            lines += checkpoint_lines(f"{prefix}/{fname}", path)
         else:
             with open(path, "rb") as fh:
-                lines.append(f"{name}/{fname} {sha(fh.read())}")
+                lines.append(f"{prefix}/{fname} {sha(fh.read())}")
     return lines
 
 

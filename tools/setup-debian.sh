@@ -24,6 +24,7 @@ packages=(
   python3-pytest python3-pandas     # its tests (pytest under CTest) and tissue.read_run(...).to_pandas()
   python3-pip python3-setuptools python3-wheel python3-venv   # pip install . (setup.py, offline)
   python3-nbconvert python3-nbclient python3-ipykernel  # the example notebooks, executed in the suite
+  openmpi-bin libopenmpi-dev        # tissue sweep over MPI ranks (mpirun -np N tissue sweep ...)
   paraview python3-paraview xvfb xauth  # tissue render, and the tests that load view.pvsm in pvbatch (X server: xvfb-run)
 )
 missing=()

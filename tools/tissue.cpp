@@ -5,6 +5,9 @@
 //              [--checkpoint-every N]
 //   tissue run [SCENARIO] --restart CHECKPOINT|RUN_DIR [--steps N] [--out DIR] ...
 //   tissue check SCENARIO
+//   tissue sweep SWEEP [--out DIR] [--backend cpu|cuda] [--concurrent K] [--retry-failed]
+//                [--task I --tasks T] [--slurm [--tasks T] [--slurm-option OPT]...]
+//   mpirun -np N tissue sweep SWEEP ...   (a build with MPI: rank 0 hands members to the others)
 //   tissue render RUN_DIR OUT.png [--size WxH]
 //   tissue modules
 //   tissue --version
@@ -29,6 +32,7 @@
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
 #include "tools/paraview_render.hpp"
+#include "tools/sweep_command.hpp"
 
 using namespace tissue;
 
@@ -120,6 +124,34 @@ int main(int argc, char** argv) {
       ->add_option("--backend", check_backend, "cpu or cuda: the backend whose memory is estimated (cpu)")
       ->check(not_empty);
 
+  tools::SweepOptions sweep;
+  sweep.command = request.command;
+  auto* sweep_cmd = app.add_subcommand(
+      "sweep", std::string("run a parameter sweep or ensemble: one run directory per member and sweep.csv; "
+                           "running it again resumes it") +
+                   (tools::sweep_has_mpi() ? " (over MPI ranks when started by mpirun)" : ""));
+  sweep_cmd->add_option("sweep", sweep.sweep_file, "sweep file (TOML, docs/sweeps.md)")->required();
+  sweep_cmd
+      ->add_option("--out", sweep.out, "sweep directory (default: the sweep file's out, else sweeps/<name>)")
+      ->check(not_empty);
+  sweep_cmd->add_option("--backend", sweep.backend, "cpu or cuda (default: cuda when present)")
+      ->check(not_empty);
+  sweep_cmd
+      ->add_option(
+          "--concurrent", sweep.concurrent,
+          "members at once in one process (default: as many as free device memory holds, at most 64; "
+          "1 on the CPU backend)")
+      ->check(CLI::Range(1, 4096));
+  sweep_cmd->add_flag("--retry-failed", sweep.retry_failed, "run members that failed before again");
+  sweep_cmd->add_option("--task", sweep.task, "run only block TASK (0-based) of --tasks blocks of members")
+      ->check(CLI::Range(0, 1 << 30));
+  sweep_cmd->add_option("--tasks", sweep.tasks, "number of blocks (Slurm array tasks)")
+      ->check(CLI::Range(1, 1 << 30));
+  sweep_cmd->add_flag(
+      "--slurm", sweep.slurm,
+      "write a Slurm job-array script (sweep.slurm in the sweep directory) instead of running");
+  sweep_cmd->add_option("--slurm-option", sweep.slurm_options, "an #SBATCH option for --slurm (repeatable)");
+
   auto* modules_cmd = app.add_subcommand("modules", "list the modules a scenario can name");
 
   tools::RenderRequest render_request;
@@ -148,6 +180,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return run(std::move(request), backend);
     if (*check_cmd) return check(check_path, check_backend);
+    if (*sweep_cmd) return tools::sweep_command(sweep);
     if (*modules_cmd) return list_modules();
     if (*render_cmd) {
       if (!render_size.empty())

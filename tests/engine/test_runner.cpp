@@ -12,6 +12,7 @@
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/io/tissue_output.hpp"
+#include "engine/run/ensemble.hpp"
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
 
@@ -79,6 +80,12 @@ void register_test_decay(ModuleRegistry& registry) {
                             comp.add_system(std::make_unique<DecaySystem>(rate));
                             comp.add_summary([](World& world) {
                               return "s[0] = " + std::to_string(world.cells.column<float>(kColumn).host(0));
+                            });
+                            comp.add_metric("s_mean", "mean of s over the cells", [](World& world) {
+                              const auto& s = world.cells.column<float>(kColumn);
+                              double sum = 0.0;
+                              for (std::size_t c = 0; c < world.cells.size(); ++c) sum += s.host(c);
+                              return sum / static_cast<double>(world.cells.size());
                             });
                           }});
   registry.add(PresetInfo{"test_decay", "decaying cells (test build only)", {"test_cells"}, {"test_decay"}});
@@ -273,4 +280,91 @@ rate = -1e20
   CHECK(fs::exists(runner.record().last_checkpoint));
   CHECK(runner.record().last_checkpoint.find("_failed.h5") != std::string::npos);
   CHECK(file_text(dir / "out" / "run.json").find("\"failed\"") != std::string::npos);
+}
+
+TEST_CASE("a Runner records the metrics asked for in run.json, in the order asked", "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("metrics", kDecay);
+  RunRequest r = request_for(dir, "out");
+  r.metrics = std::vector<std::string>{"s_mean", "cells", "step"};
+  Runner runner(registry, r);
+  REQUIRE(runner.run() == kExitOk);
+  const auto record = io::RunRecord::read(dir / "out");
+  REQUIRE(record);
+  REQUIRE(record->metrics.size() == 3);
+  CHECK(record->metrics[0].first == "s_mean");
+  // explicit Euler of ds/dt = -k s: s_n = s_0 (1 - k dt)^n, in float
+  float s = 2.0f;
+  for (int n = 0; n < 10; ++n) s = s * static_cast<float>(1.0 - 0.5 * 0.1);
+  CHECK(record->metrics[0].second == static_cast<double>(s));
+  CHECK(record->metrics[1] == std::pair<std::string, double>{"cells", 6.0});
+  CHECK(record->metrics[2] == std::pair<std::string, double>{"step", 10.0});
+
+  RunRequest all = request_for(dir, "all");
+  all.metrics = std::vector<std::string>{};  // every metric of the model, the engine's first
+  Runner every(registry, all);
+  REQUIRE(every.run() == kExitOk);
+  const auto names = io::RunRecord::read(dir / "all")->metrics;
+  REQUIRE(names.size() == 4);
+  CHECK(names[0].first == "step");
+  CHECK(names[1].first == "time");
+  CHECK(names[2].first == "cells");
+  CHECK(names[3].first == "s_mean");
+
+  RunRequest bad = request_for(dir, "never");
+  bad.metrics = std::vector<std::string>{"s_max"};
+  CHECK_THROWS_WITH(Runner(registry, bad), Catch::Contains("metric 's_max' is not measured by the model") &&
+                                               Catch::Contains("s_mean"));
+  CHECK_FALSE(fs::exists(dir / "never"));
+}
+
+TEST_CASE("an ensemble runs its members on threads of their own with the results of solo runs", "[runner]") {
+  // members packed 2 and 3 at once (on CUDA each on a stream of its own) against the same scenarios run
+  // alone: the metrics are the analytic decay and every file equals the solo run's
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("ensemble", kDecay);
+  std::ofstream(dir / "sweep.toml") << "scenario = \"scenario.toml\"\nmetrics = [\"s_mean\"]\n"
+                                       "[grid]\n\"decay.rate\" = [0.5, 1.0, 2.0]\n\"test_cells.initial\" = [1.0, 2.0]\n";
+  for (const int threads : {2, 3}) {
+    SweepRequest request;
+    request.out = dir / ("sweep_" + std::to_string(threads));
+    request.log = nullptr;
+    Ensemble ensemble(registry, sweep::read_sweep(dir / "sweep.toml"), request);
+    REQUIRE(ensemble.spec().members.size() == 6);
+    ListQueue queue(ensemble.to_run());
+    REQUIRE(ensemble.run(queue, threads) == kExitOk);
+    ensemble.write_csv();
+    CHECK(ensemble.tally() == "6 members: 6 completed");
+    CHECK(ensemble.to_run().empty());
+    for (const auto& m : ensemble.spec().members) {
+      const double rate = std::stod(m.values[0]), initial = std::stod(m.values[1]);
+      const auto record = io::RunRecord::read(request.out / m.name);
+      REQUIRE(record);
+      CHECK(record->status == "completed");
+      float s = static_cast<float>(initial);
+      for (int n = 0; n < 10; ++n) s = s * static_cast<float>(1.0 - rate * 0.1);
+      REQUIRE(record->metrics.size() == 1);
+      CHECK(record->metrics[0].second == static_cast<double>(s));
+      // the member's scenario run alone
+      std::ofstream(dir / "solo.toml") << m.scenario_text;
+      RunRequest solo = request_for(dir, "solo_" + m.name);
+      solo.scenario = (dir / "solo.toml").string();
+      solo.overwrite = true;
+      Runner runner(registry, solo);
+      REQUIRE(runner.run() == kExitOk);
+      for (const char* name : {"cells.pvd", "cells_000000000.vtu", "cells_000000005.vtu", "cells_000000010.vtu"})
+        CHECK(file_text(dir / ("solo_" + m.name) / name) == file_text(request.out / m.name / name));
+      CHECK(file_text(request.out / m.name / "scenario.toml") == m.scenario_text);
+    }
+    const std::string csv = file_text(request.out / "sweep.csv");
+    CHECK(csv.rfind("member,directory,decay.rate,test_cells.initial,status,exit_code,steps,wall_seconds,s_mean,"
+                    "message\n0,m000,0.5,1.0,completed,0,10,",
+                    0) == 0);
+  }
+  // a second sweep into the same directory is refused
+  std::ofstream(dir / "other.toml") << "scenario = \"scenario.toml\"\n[grid]\n\"decay.rate\" = [0.5]\n";
+  SweepRequest again;
+  again.out = dir / "sweep_2";
+  CHECK_THROWS_WITH(Ensemble(registry, sweep::read_sweep(dir / "other.toml"), again),
+                    Catch::Contains("holds another sweep"));
 }

@@ -1,0 +1,259 @@
+#include "tools/sweep_command.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "engine/exec/backend.hpp"
+#include "engine/exec/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/run/ensemble.hpp"
+#include "engine/run/runner.hpp"
+#include "modules/builtin_modules.hpp"
+
+#if defined(TISSUE_HAVE_MPI)
+#include <mpi.h>
+
+#include <mutex>
+#endif
+
+namespace fs = std::filesystem;
+
+namespace tissue::tools {
+
+namespace {
+
+SweepRequest request_of(const SweepOptions& o) {
+  SweepRequest r;
+  r.out = o.out;
+  r.concurrent = o.concurrent;
+  r.retry_failed = o.retry_failed;
+  r.command = o.command;
+  return r;
+}
+
+std::string self_executable(const std::string& argv0) {
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::absolute(argv0).string() : self.string();
+}
+
+/// Threads waiting for the device yield their core (TISSUE_CUDA_SCHEDULE, cuda/runtime.cu) unless the
+/// environment says otherwise: a sweep runs more threads than there are cores, and spinning ones would
+/// take the cores the others need to launch their work.
+void prefer_yield() { setenv("TISSUE_CUDA_SCHEDULE", "yield", 0); }
+
+/// One process: every member (or one task's block), `concurrent` at once.
+int run_local(const SweepOptions& o) {
+  prefer_yield();
+  select_backend(o.backend);
+  Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request_of(o));
+  const auto& spec = ensemble.spec();
+  const auto among =
+      o.task >= 0 ? task_block(spec.members.size(), o.task, o.tasks) : std::vector<std::size_t>{};
+  const auto todo = ensemble.to_run(among);
+  const int threads = ensemble.choose_concurrency(todo.size());
+  std::printf(
+      "%s\nsweep %s: %zu members (%zu to run%s), %d at once on %s; in %s\n", version_string().c_str(),
+      o.sweep_file.c_str(), spec.members.size(), todo.size(),
+      o.task >= 0 ? (", task " + std::to_string(o.task) + " of " + std::to_string(o.tasks)).c_str() : "",
+      threads, exec::device_description().c_str(), ensemble.directory().string().c_str());
+  std::fflush(stdout);
+  ListQueue queue(todo);
+  int code = kExitOk;
+  try {
+    code = ensemble.run(queue, threads);
+  } catch (...) {
+    ensemble.write_csv();
+    throw;
+  }
+  ensemble.write_csv();
+  std::printf("%s; results in %s\n", ensemble.tally().c_str(),
+              (ensemble.directory() / "sweep.csv").string().c_str());
+  return code;
+}
+
+int write_slurm(const SweepOptions& o) {
+  // validated as a run would (on the CPU backend: this runs on a login node)
+  select_backend("cpu");
+  Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request_of(o));
+  const std::size_t members = ensemble.spec().members.size();
+  const int tasks = o.tasks > 0
+                        ? static_cast<int>(std::min<std::size_t>(members, static_cast<std::size_t>(o.tasks)))
+                        : static_cast<int>(members);
+  const fs::path script = ensemble.directory() / "sweep.slurm";
+  io::write_file_atomic(script, slurm_script(ensemble.spec(), o.sweep_file, ensemble.directory(),
+                                             self_executable(o.command.empty() ? "tissue" : o.command[0]),
+                                             tasks, o.slurm_options));
+  fs::permissions(script, fs::perms::owner_exec | fs::perms::group_exec, fs::perm_options::add);
+  std::printf("%s: a job array of %d tasks for %zu members; submit it with: sbatch %s\n", script.c_str(),
+              tasks, members, script.c_str());
+  return kExitOk;
+}
+
+#if defined(TISSUE_HAVE_MPI)
+
+bool launched_by_mpirun() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+constexpr int kTagRequest = 1, kTagAssign = 2, kTagDone = 3;
+
+/// A worker thread's request to the manager (rank 0) for its next member; calls are serialised.
+class ManagerQueue : public MemberQueue {
+ public:
+  std::optional<std::size_t> next() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int request = 0;
+    MPI_Send(&request, 1, MPI_INT, 0, kTagRequest, MPI_COMM_WORLD);
+    long long index = -1;
+    MPI_Recv(&index, 1, MPI_LONG_LONG, 0, kTagAssign, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (index < 0) return std::nullopt;
+    return static_cast<std::size_t>(index);
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+/// The manager: validates, prepares the directory, hands out members, writes sweep.csv.
+int mpi_manager(const SweepOptions& o, int size) {
+  int ok = 0;
+  std::optional<Ensemble> ensemble;
+  std::string error;
+  int error_code = kExitOk;
+  try {
+    select_backend("cpu");  // the manager runs no member: its checks need no device
+    ensemble.emplace(builtin_modules(), sweep::read_sweep(o.sweep_file), request_of(o));
+    ok = 1;
+  } catch (const std::exception& e) {
+    error = e.what();
+    error_code = exit_code_for(e);
+  }
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) {
+    std::fprintf(stderr, "tissue: error: %s\n", error.c_str());
+    return error_code;
+  }
+  const auto among =
+      o.task >= 0 ? task_block(ensemble->spec().members.size(), o.task, o.tasks) : std::vector<std::size_t>{};
+  const auto todo = ensemble->to_run(among);
+  double memory = ensemble->member_memory_bytes();
+  MPI_Bcast(&memory, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  std::printf("%s\nsweep %s: %zu members (%zu to run) over %d worker ranks; in %s\n",
+              version_string().c_str(), o.sweep_file.c_str(), ensemble->spec().members.size(), todo.size(),
+              size - 1, ensemble->directory().string().c_str());
+  std::fflush(stdout);
+  std::size_t next = 0;
+  int running = size - 1, worst = kExitOk;
+  while (running > 0) {
+    int payload = 0;
+    MPI_Status status;
+    MPI_Recv(&payload, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
+    if (status.MPI_TAG == kTagRequest) {
+      const long long index = next < todo.size() ? static_cast<long long>(todo[next++]) : -1;
+      MPI_Send(&index, 1, MPI_LONG_LONG, status.MPI_SOURCE, kTagAssign, MPI_COMM_WORLD);
+    } else if (status.MPI_TAG == kTagDone) {
+      --running;
+      if (payload > 128 || (worst <= 128 && payload > worst)) worst = payload;
+    }
+  }
+  ensemble->write_csv();
+  std::printf("%s; results in %s\n", ensemble->tally().c_str(),
+              (ensemble->directory() / "sweep.csv").string().c_str());
+  return worst;
+}
+
+/// A worker: runs what the manager hands out, on GPU (node_rank - manager_here) % devices: the workers of
+/// a node share its devices round-robin, counted from 0 on the manager's node too.
+int mpi_worker(const SweepOptions& o, int rank, int node_rank, int manager_here) {
+  int ok = 0;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (!ok) return kExitBadInput;
+  double memory = 0.0;
+  MPI_Bcast(&memory, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  int device = 0;
+  if (const int count = exec::cuda_device_count(); count > 0) device = (node_rank - manager_here) % count;
+  int code = kExitOk;
+  try {
+    prefer_yield();
+    if (o.backend.empty() || o.backend == "cuda") {
+      if (exec::cuda_available())
+        exec::set_backend(exec::Backend::cuda, device);
+      else
+        select_backend(o.backend);
+    } else {
+      select_backend(o.backend);
+    }
+    SweepRequest request = request_of(o);
+    request.log_prefix = "rank " + std::to_string(rank) + ": ";
+    Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request, false, false);
+    ensemble.set_member_memory(memory);
+    const int threads = ensemble.choose_concurrency(ensemble.spec().members.size());
+    std::printf("rank %d: %d members at once on %s\n", rank, threads, exec::device_description().c_str());
+    std::fflush(stdout);
+    ManagerQueue queue;
+    code = ensemble.run(queue, threads);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tissue: rank %d: error: %s\n", rank, e.what());
+    code = exit_code_for(e);  // the members it took stay in their directories, resumable
+  }
+  MPI_Send(&code, 1, MPI_INT, 0, kTagDone, MPI_COMM_WORLD);
+  return code;
+}
+
+/// Manager on rank 0, workers on the others; the manager's node also counts in the device choice.
+int run_mpi(const SweepOptions& o) {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int code = kExitOk;
+  if (provided < MPI_THREAD_SERIALIZED) {
+    if (rank == 0) std::fprintf(stderr, "tissue: error: the MPI library offers no MPI_THREAD_SERIALIZED\n");
+    code = kExitFailure;
+  } else if (size == 1) {
+    MPI_Finalize();
+    return run_local(o);
+  } else {
+    // where each rank is on its node, and whether the manager shares that node
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+    int node_rank = 0, holds_manager = rank == 0 ? 1 : 0, manager_here = 0;
+    MPI_Comm_rank(node, &node_rank);
+    MPI_Allreduce(&holds_manager, &manager_here, 1, MPI_INT, MPI_MAX, node);
+    MPI_Comm_free(&node);
+    code = rank == 0 ? mpi_manager(o, size) : mpi_worker(o, rank, node_rank, manager_here);
+  }
+  MPI_Finalize();
+  return code;
+}
+
+#endif
+
+}  // namespace
+
+bool sweep_has_mpi() {
+#if defined(TISSUE_HAVE_MPI)
+  return true;
+#else
+  return false;
+#endif
+}
+
+int sweep_command(const SweepOptions& o) {
+  if ((o.task >= 0) != (o.tasks > 0) && !o.slurm) throw InputError("--task and --tasks go together");
+  if (o.slurm) return write_slurm(o);
+#if defined(TISSUE_HAVE_MPI)
+  if (launched_by_mpirun()) return run_mpi(o);
+#endif
+  return run_local(o);
+}
+
+}  // namespace tissue::tools
