@@ -67,6 +67,14 @@ def timed(cmd, env=None):
     return wall, mem.peak, p.stdout
 
 
+def member_wall(out):
+    """Mean wall time of the members [s] (sweep.csv), from a member's start to its end."""
+    import csv
+    with open(os.path.join(out, "sweep.csv")) as fh:
+        w = [float(r["wall_seconds"]) for r in csv.DictReader(fh) if r["wall_seconds"]]
+    return sum(w) / len(w) if w else float("nan")
+
+
 def compare(pairs):
     p = subprocess.run([sys.executable, COMPARE, *pairs], capture_output=True, text=True)
     last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else p.stderr
@@ -118,7 +126,7 @@ def main():
             same = last if ok else "DIFFER: " + last
         per_member = (peak - seq_peak) / (k - 1) if seq_peak and k > 1 else float("nan")
         rows.append((str(k), wall, rate, rate / seq_rate if seq_rate else float("nan"), same, peak, f"{per_member:.0f}"))
-        print(f"packed {k}: {wall:.1f} s, {rate:.0f} steps/s, {same}", flush=True)
+        print(f"packed {k}: {wall:.1f} s, {rate:.0f} steps/s, member wall {member_wall(out):.2f} s, {same}", flush=True)
         if rate > best[0]:
             best = (rate, k, out)
         if k != best[1]:
@@ -155,6 +163,7 @@ def main():
             ok, last = compare([x for m in members for x in (os.path.join(best[2], m), os.path.join(out, m))])
             same = last if ok else "DIFFER: " + last
         rows.append((f"{a.mpi} ranks x {k}", wall, rate, rate / best[0] if best[0] else float("nan"), same, peak, "-"))
+        print(f"mpi {a.mpi} ranks x {k}: {wall:.1f} s, member wall {member_wall(out):.2f} s", flush=True)
         print(stdout[-1500:])
     print(f"\n{a.members} members x {a.steps} steps of epidermis; ratio: to one after another "
           f"(mpi row: to the best packed)")

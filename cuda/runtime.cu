@@ -179,8 +179,8 @@ void copy(void* dst, bool dst_device, const void* src, bool src_device, std::siz
 
 void zero(void* ptr, std::size_t bytes) {
   note_enqueue();
-  if (t_stream) {
-    check(cudaMemsetAsync(ptr, 0, bytes, t_stream), "cudaMemsetAsync");
+  if (t_stream || t_capturing) {  // in stream order (part of a graph being captured)
+    check(cudaMemsetAsync(ptr, 0, bytes, static_cast<cudaStream_t>(current_stream())), "cudaMemsetAsync");
     return;
   }
   check(cudaMemset(ptr, 0, bytes), "cudaMemset");

@@ -31,6 +31,8 @@ void* device_allocate(std::size_t bytes);
 void device_free(void* ptr) noexcept;
 /// Copy between host and device memory (either side may be the device), synchronous for the calling thread.
 void copy(void* dst, bool dst_device, const void* src, bool src_device, std::size_t bytes);
+/// Zeroes `bytes` bytes of device memory: in order on the engine's stream (cudaMemsetAsync; captured into
+/// the graph while the thread captures one), or with cudaMemset on a thread without a stream of its own.
 void zero(void* ptr, std::size_t bytes);
 
 /// Stream the engine's launches and CUB calls go to: the calling thread's own stream (create_thread_stream)

@@ -41,14 +41,19 @@ std::string self_executable(const std::string& argv0) {
   return ec ? fs::absolute(argv0).string() : self.string();
 }
 
-/// Threads waiting for the device yield their core (TISSUE_CUDA_SCHEDULE, cuda/runtime.cu) unless the
-/// environment says otherwise: a sweep runs more threads than there are cores, and spinning ones would
-/// take the cores the others need to launch their work.
-void prefer_yield() { setenv("TISSUE_CUDA_SCHEDULE", "yield", 0); }
+/// Before the CUDA context exists, unless the environment says otherwise: threads waiting for the device
+/// yield their core (TISSUE_CUDA_SCHEDULE, cuda/runtime.cu), as a sweep runs more threads than there are
+/// cores; and the device takes work from 32 hardware queues instead of CUDA's default 8
+/// (CUDA_DEVICE_MAX_CONNECTIONS): with 8, the members' streams share 8 queues and their kernels wait for
+/// each other's (measured on an H100, 64 epidermis members: 33 000 aggregate steps/s at 8 to 64 members at
+/// once with 8 queues, 83 000 with 32; BENCHMARKS.md).
+void prefer_yield() {
+  setenv("TISSUE_CUDA_SCHEDULE", "yield", 0);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+}
 
 /// One process: every member (or one task's block), `concurrent` at once.
 int run_local(const SweepOptions& o) {
-  prefer_yield();
   select_backend(o.backend);
   Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request_of(o));
   const auto& spec = ensemble.spec();
@@ -172,24 +177,28 @@ int mpi_manager(const SweepOptions& o, int size) {
 /// A worker: runs what the manager hands out, on GPU (node_rank - manager_here) % devices: the workers of
 /// a node share its devices round-robin, counted from 0 on the manager's node too.
 int mpi_worker(const SweepOptions& o, int rank, int node_rank, int manager_here) {
+  // the device first, while the manager validates the sweep (CUDA's start-up overlaps with it)
+  std::string backend_error;
+  int backend_code = kExitOk;
+  try {
+    int device = 0;
+    if (const int count = exec::cuda_device_count(); count > 0) device = (node_rank - manager_here) % count;
+    if ((o.backend.empty() || o.backend == "cuda") && exec::cuda_available())
+      exec::set_backend(exec::Backend::cuda, device);
+    else
+      select_backend(o.backend);
+  } catch (const std::exception& e) {
+    backend_error = e.what();
+    backend_code = exit_code_for(e);
+  }
   int ok = 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!ok) return kExitBadInput;
   double memory = 0.0;
   MPI_Bcast(&memory, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  int device = 0;
-  if (const int count = exec::cuda_device_count(); count > 0) device = (node_rank - manager_here) % count;
   int code = kExitOk;
   try {
-    prefer_yield();
-    if (o.backend.empty() || o.backend == "cuda") {
-      if (exec::cuda_available())
-        exec::set_backend(exec::Backend::cuda, device);
-      else
-        select_backend(o.backend);
-    } else {
-      select_backend(o.backend);
-    }
+    if (backend_code != kExitOk) throw BackendError(backend_error);
     SweepRequest request = request_of(o);
     request.log_prefix = "rank " + std::to_string(rank) + ": ";
     Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request, false, false);
@@ -248,6 +257,7 @@ bool sweep_has_mpi() {
 }
 
 int sweep_command(const SweepOptions& o) {
+  prefer_yield();  // before anything asks CUDA a question: the driver reads them when it starts
   if ((o.task >= 0) != (o.tasks > 0) && !o.slurm) throw InputError("--task and --tasks go together");
   if (o.slurm) return write_slurm(o);
 #if defined(TISSUE_HAVE_MPI)

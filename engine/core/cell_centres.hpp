@@ -39,6 +39,7 @@ TISSUE_HD inline math::Vec3<float> cell_centre(const float* x, const float* y, c
 class CellCentreSystem final : public System {
  public:
   std::string name() const override { return "cell_centres"; }
+  bool replayable() const override { return true; }
   AccessList access() const override {
     return AccessList()
         .read("elements", "x", "y", "z")

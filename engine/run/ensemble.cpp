@@ -254,6 +254,7 @@ void Ensemble::run_member(std::size_t index) {
   r.handle_signals = false;
   r.poll_signals = true;  // the guard is run()'s
   r.metrics = metric_names_;
+  r.step_graphs = true;
   bool resumed = false;
   if (before == MemberStatus::running || before == MemberStatus::interrupted) {
     // continue from the newest checkpoint of the member's own run when there is one
@@ -297,6 +298,7 @@ void Ensemble::run_member(std::size_t index) {
       again.handle_signals = false;
       again.poll_signals = true;
       again.metrics = metric_names_;
+      again.step_graphs = true;
       try {
         Runner runner(modules_, std::move(again));
         io::write_file_atomic(dir / kMemberScenario, m.scenario_text);

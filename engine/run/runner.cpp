@@ -169,6 +169,7 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   Simulation& sim = *sim_;
   if (opt.checkpoint_every) sim.checkpoint.every_steps = *opt.checkpoint_every;
   if (opt.metrics) check_metric_names(sim, *opt.metrics);
+  if (opt.step_graphs) sim.schedule.set_step_graphs(true);
   header_.engine_version = kVersion;
   header_.engine_revision = kGitRevision;
   header_.model = sim.model;

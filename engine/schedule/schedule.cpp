@@ -1,8 +1,10 @@
 #include "engine/schedule/schedule.hpp"
 
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
 
 namespace tissue {
@@ -80,13 +82,94 @@ void Schedule::add_hook(std::string name, int every, Hook hook, AccessList acces
   hooks_.push_back({std::move(name), every, std::move(hook), std::move(access)});
 }
 
-void Schedule::step(World& world, double dt) {
+namespace {
+
+/// FNV-1a over 64-bit words.
+struct Fnv {
+  std::uint64_t h = 1469598103934665603ull;
+  void add(std::uint64_t v) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (v >> (8 * b)) & 0xffu;
+      h *= 1099511628211ull;
+    }
+  }
+};
+
+/// What a recorded step depends on: the due systems, dt, and each table's size, capacity and column
+/// buffers (a resize, a hook's compaction or a reallocation changes it). Never 0.
+std::uint64_t layout_key(World& w, std::uint64_t due, double dt) {
+  Fnv f;
+  f.add(due);
+  std::uint64_t bits = 0;
+  std::memcpy(&bits, &dt, sizeof bits);
+  f.add(bits);
+  for (Table* t : {&w.cells, &w.elements}) {
+    f.add(t->size());
+    f.add(t->capacity());
+    for (const auto& c : t->columns()) f.add(reinterpret_cast<std::uintptr_t>(c->device_bytes()));
+  }
+  f.add(w.fields.size());
+  return f.h == 0 ? 1 : f.h;
+}
+
+}  // namespace
+
+void Schedule::set_step_graphs(bool on) {
+  step_graphs_ = on;
+  warm_key_ = recorded_key_ = 0;
+  recording_.reset();
+}
+
+void Schedule::run_due(World& world, double dt) {
   for (auto& entry : systems_) {
     if (world.step % entry.every != 0) continue;
     const double h = dt * entry.every / entry.substeps;
     for (int sub = 0; sub < entry.substeps; ++sub)
       entry.system->run(world, StepContext{world.step, world.time + sub * h, h, sub});
   }
+}
+
+void Schedule::step(World& world, double dt) {
+  bool replayed = false;
+  if (step_graphs_ && exec::backend() == exec::Backend::cuda && systems_.size() <= 64) {
+    std::uint64_t due = 0;
+    bool replayable = true;
+    for (std::size_t i = 0; i < systems_.size(); ++i) {
+      if (world.step % systems_[i].every != 0) continue;
+      due |= std::uint64_t{1} << i;
+      replayable = replayable && systems_[i].system->replayable();
+    }
+    if (due != 0 && replayable) {
+      const std::uint64_t key = layout_key(world, due, dt);
+      if (recording_ && recorded_key_ == key) {
+        recording_->replay();
+      } else if (warm_key_ == key) {
+        // the second step on this layout: every buffer the systems size has its size, so the recording
+        // allocates nothing; what it bakes in (spans, sizes, dt) is the key
+        if (!recording_) recording_ = std::make_unique<exec::Recording>();
+        bool captured = true;
+        try {
+          recording_->record([&] { run_due(world, dt); });
+        } catch (const BackendError&) {
+          // a system that synchronises or allocates inside its run cannot be captured: step as before (a
+          // device failure shows again in run_due)
+          captured = false;
+          set_step_graphs(false);
+        }
+        if (captured) {
+          recorded_key_ = key;
+          recording_->replay();
+        } else {
+          run_due(world, dt);
+        }
+      } else {
+        run_due(world, dt);
+        warm_key_ = key;
+      }
+      replayed = true;
+    }
+  }
+  if (!replayed) run_due(world, dt);
   world.step += 1;
   world.time += dt;
 

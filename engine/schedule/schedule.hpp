@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/exec/recording.hpp"
 #include "engine/schedule/access.hpp"
 
 namespace tissue {
@@ -44,6 +45,11 @@ class System {
   /// Checks, before the first step, that the system can take steps of length h [time] (e.g. an explicit
   /// stability limit). @throws InputError naming the limit. The default accepts every h.
   virtual void check_step_length(double h) const { (void)h; }
+  /// True when run() may be recorded once and replayed as a CUDA graph (Schedule::set_step_graphs): the
+  /// launches of a run depend only on the World's layout (table sizes, capacities, column buffers) and on
+  /// ctx.dt, never on ctx.step, ctx.time or ctx.substep, and a run repeated on the same layout neither
+  /// allocates nor synchronises with the host. The default is false (always run).
+  virtual bool replayable() const { return false; }
 };
 
 /// A CPU hook: runs on host mirrors between steps and may add/remove entities.
@@ -78,6 +84,14 @@ class Schedule {
   /// Takes one time step of length dt: due systems (each sub-cycle sees its own start time), clock, due
   /// hooks (+ World::commit()).
   void step(World& world, double dt);
+  /// Step graphs (CUDA backend): when every system due in a step is replayable(), the step's launches are
+  /// run once normally, recorded as a CUDA graph at the next step with the same layout key (the due
+  /// systems, dt, and every table's size, capacity and column buffers), and replayed as one launch while
+  /// that key holds; a hook or a resize changes the key and the sequence starts again. Results are those
+  /// of the systems run one by one, byte for byte; launch overhead drops from one call per kernel to one
+  /// per step, which is what bounds many small simulations sharing a GPU (engine/run/ensemble.hpp).
+  /// No effect on the CPU backend. Off by default.
+  void set_step_graphs(bool on);
 
   /// Human-readable schedule: per system its cadence and its declared reads, reads of the previous step
   /// (when any) and writes; one line per hook.
@@ -98,8 +112,13 @@ class Schedule {
     Hook hook;
     AccessList access;
   };
+  void run_due(World& world, double dt);
   std::vector<SystemEntry> systems_;
   std::vector<HookEntry> hooks_;
+  bool step_graphs_ = false;
+  std::uint64_t warm_key_ = 0;      ///< layout key of the last step run normally (0: none)
+  std::uint64_t recorded_key_ = 0;  ///< layout key of `recording_` (0: none)
+  std::unique_ptr<exec::Recording> recording_;
 };
 
 }  // namespace tissue

@@ -108,6 +108,8 @@ class GeneNetworkSystem final : public System {
   std::string name() const override { return "gene_network"; }
   AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
+  /// Without noise (whose draws depend on the step) a run depends only on the layout and dt.
+  bool replayable() const override { return !params_.noise.enabled(); }
   const GeneNetworkParams& params() const { return params_; }
   /// Measures the adhesion input from a membrane mesh instead of the plane z = 0 (null: the plane).
   void set_membrane(std::shared_ptr<const TriangleIndex> membrane) { membrane_ = std::move(membrane); }

@@ -98,6 +98,8 @@ class SemSystem final : public System {
   /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages. With a
   /// temperature, then X <- X + sqrt(2 kT dt / eta) N(0, 1) (ElementNoise).
   void run(World& world, const StepContext& ctx) override;
+  /// Without thermal noise (whose draws depend on the step) a run depends only on the layout and dt.
+  bool replayable() const override { return !(params_.temperature > 0.0); }
 
   /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].
   void compute_forces(World& world, Span<float> fx, Span<float> fy, Span<float> fz);

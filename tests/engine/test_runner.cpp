@@ -35,6 +35,7 @@ class DecaySystem final : public System {
  public:
   explicit DecaySystem(double rate) : rate_(rate) {}
   std::string name() const override { return "test_decay"; }
+  bool replayable() const override { return true; }
   AccessList access() const override { return AccessList().read_write("cells", kColumn); }
   void run(World& w, const StepContext& ctx) override {
     exec::parallel_for(w.cells.size(), DecayKernel{w.cells.column<float>(kColumn).component(0),
@@ -323,8 +324,9 @@ TEST_CASE("an ensemble runs its members on threads of their own with the results
   // alone: the metrics are the analytic decay and every file equals the solo run's
   const ModuleRegistry registry = registry_with_test_module();
   const fs::path dir = scenario_dir("ensemble", kDecay);
-  std::ofstream(dir / "sweep.toml") << "scenario = \"scenario.toml\"\nmetrics = [\"s_mean\"]\n"
-                                       "[grid]\n\"decay.rate\" = [0.5, 1.0, 2.0]\n\"test_cells.initial\" = [1.0, 2.0]\n";
+  std::ofstream(dir / "sweep.toml")
+      << "scenario = \"scenario.toml\"\nmetrics = [\"s_mean\"]\n"
+         "[grid]\n\"decay.rate\" = [0.5, 1.0, 2.0]\n\"test_cells.initial\" = [1.0, 2.0]\n";
   for (const int threads : {2, 3}) {
     SweepRequest request;
     request.out = dir / ("sweep_" + std::to_string(threads));
@@ -352,14 +354,16 @@ TEST_CASE("an ensemble runs its members on threads of their own with the results
       solo.overwrite = true;
       Runner runner(registry, solo);
       REQUIRE(runner.run() == kExitOk);
-      for (const char* name : {"cells.pvd", "cells_000000000.vtu", "cells_000000005.vtu", "cells_000000010.vtu"})
+      for (const char* name :
+           {"cells.pvd", "cells_000000000.vtu", "cells_000000005.vtu", "cells_000000010.vtu"})
         CHECK(file_text(dir / ("solo_" + m.name) / name) == file_text(request.out / m.name / name));
       CHECK(file_text(request.out / m.name / "scenario.toml") == m.scenario_text);
     }
     const std::string csv = file_text(request.out / "sweep.csv");
-    CHECK(csv.rfind("member,directory,decay.rate,test_cells.initial,status,exit_code,steps,wall_seconds,s_mean,"
-                    "message\n0,m000,0.5,1.0,completed,0,10,",
-                    0) == 0);
+    CHECK(
+        csv.rfind("member,directory,decay.rate,test_cells.initial,status,exit_code,steps,wall_seconds,s_mean,"
+                  "message\n0,m000,0.5,1.0,completed,0,10,",
+                  0) == 0);
   }
   // a second sweep into the same directory is refused
   std::ofstream(dir / "other.toml") << "scenario = \"scenario.toml\"\n[grid]\n\"decay.rate\" = [0.5]\n";

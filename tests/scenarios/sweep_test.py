@@ -59,7 +59,8 @@ def solo_matches(tissue, out, rows, work, backend, interrupted=False):
         copy = os.path.join(SWEEPS, f".solo_{os.getpid()}_{row['directory']}.toml")
         with open(copy, "w") as fh:
             fh.write(text)
-        solo = os.path.join(work, "solo_" + row["directory"])
+        # one folder per sweep: CTest runs the modes side by side in the same work directory
+        solo = os.path.join(work, os.path.basename(out) + "_solo_" + row["directory"])
         shutil.rmtree(solo, ignore_errors=True)
         cmd = [tissue, "run", copy, "--out", solo]
         # the sweep file's own run overrides (steps, every, checkpoint_every) are flags of tissue run
@@ -184,7 +185,7 @@ def mode_resume(tissue, work, backend):
         fail(f"members completed {sorted(done)} over the three invocations: each must complete exactly once")
     if "(resumed)" not in "".join(logs):
         fail("no member resumed from a checkpoint")
-    SOLO_FLAGS[:] = ["--steps", "1200", "--checkpoint-every", "200"]
+    SOLO_FLAGS[:] = ["--steps", "2400", "--checkpoint-every", "200"]
     # an interrupted member also holds the snapshot of the step it stopped at, as tissue run does
     solo_matches(tissue, out, rows, work, backend, interrupted=True)
     print("ok")
