@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -277,8 +279,10 @@ std::string render(const RenderRequest& request) {
   int status = 0;
   // xvfb-run -a takes the first display number without a lock file; two of them starting together can take
   // the same one, and ParaView then aborts with "bad X server connection". The search starts at a number of
-  // this process's, and such a failure is tried once more from another.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  // this process's, and such a failure is tried again from another, up to four times (seen failing twice in
+  // a row under load, once in a CI run: a busy machine also starts Xvfb late), a second apart.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(1));
     command.clear();
     if (!xvfb_run.empty()) {
       const int screen_w = std::max(request.width, 1280), screen_h = std::max(request.height, 1024);

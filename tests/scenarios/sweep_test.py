@@ -26,6 +26,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SWEEPS = os.path.join(HERE, "sweep")
 COMPARE = os.path.join(HERE, "..", "..", "tools", "compare_runs.py")
+PLOT = os.path.join(HERE, "..", "..", "tools", "plot_sweep.py")
 
 
 def fail(msg):
@@ -115,6 +116,16 @@ def mode_grid(tissue, work, backend):
     if len({r["elements"] for r in rows}) < 2:
         fail("every member has the same element count: the varied values did not reach the runs")
     solo_matches(tissue, out, rows, work, backend)
+    # the plot of a metric against a parameter (tools/plot_sweep.py, docs/sweeps.md)
+    # (where matplotlib is: CI's Debian has it, tools/setup-debian.sh; the GPU image may not)
+    if subprocess.run([sys.executable, "-c", "import matplotlib, pandas"], capture_output=True).returncode == 0:
+        png = os.path.join(work, f"grid_elements_{os.getpid()}.png")
+        q = subprocess.run([sys.executable, PLOT, out, "lifecycle.growth_interval", "elements", png, "--by",
+                            "gene_network.tgf_beta"], capture_output=True, text=True)
+        if q.returncode != 0 or not os.path.getsize(png) > 1000 or "8 completed members" not in q.stdout:
+            fail(f"plot_sweep.py: exit {q.returncode}: {q.stdout} {q.stderr}")
+    else:
+        print("matplotlib or pandas missing: plot_sweep.py not run")
     again = sweep(tissue, os.path.join(SWEEPS, "grid.toml"), out, backend=backend)
     if "0 to run" not in again.stdout or "completed in" in again.stdout:
         fail("a second run of a completed sweep ran members again:\n" + again.stdout)
