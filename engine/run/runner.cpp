@@ -188,8 +188,17 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   if (opt.write_output) {
     // checked now, so that nothing is written for invalid input; checked again under the lock
     io::check_not_locked(out_);
-    if (!same_dir) io::check_output_directory(out_, opt.overwrite);  // a restart continues its own directory
-    writer_ = sim.make_writer(out_);                                 // writes nothing yet
+    if (!same_dir) {  // a restart continues its own directory
+      try {
+        io::check_output_directory(out_, opt.overwrite);
+      } catch (const InputError&) {
+        // a run that started into it since check_not_locked() (its lock and first files, written under a
+        // temporary name, are there): name that run rather than the files
+        io::check_not_locked(out_);
+        throw;
+      }
+    }
+    writer_ = sim.make_writer(out_);  // writes nothing yet
   } else {
     out_.clear();
   }
