@@ -244,41 +244,49 @@ void Ensemble::run_member(std::size_t index) {
   const MemberStatus before = status(index);
   if (before == MemberStatus::completed || (before == MemberStatus::failed && !request_.retry_failed)) return;
 
-  RunRequest r;
-  r.out = dir;
-  r.steps = spec_.steps;
-  r.every = spec_.every;
-  r.checkpoint_every = spec_.checkpoint_every;
-  r.command = request_.command;
-  r.log = nullptr;
-  r.handle_signals = false;
-  r.poll_signals = true;  // the guard is run()'s
-  r.metrics = metric_names_;
-  r.step_graphs = true;
+  // a fresh run of the member's scenario (replacing what its directory holds), or its own run continued
+  const auto request = [&](bool fresh) {
+    RunRequest r;
+    r.out = dir;
+    r.steps = spec_.steps;
+    r.every = spec_.every;
+    r.checkpoint_every = spec_.checkpoint_every;
+    r.command = request_.command;
+    r.log = nullptr;
+    r.handle_signals = false;
+    r.poll_signals = true;  // the guard is run()'s
+    r.metrics = metric_names_;
+    r.step_graphs = true;
+    if (fresh) {
+      r.parsed = io::Scenario::from_string(m.scenario_text, spec_.base.string());
+      r.overwrite = true;
+    } else {
+      r.restart = dir.string();
+    }
+    return r;
+  };
+  const auto run_once = [&](RunRequest r) {
+    Runner runner(modules_, std::move(r));
+    // the member's scenario beside its results (relative paths in it are relative to the base's folder)
+    io::write_file_atomic(dir / kMemberScenario, m.scenario_text);
+    return runner.run();
+  };
   bool resumed = false;
   if (before == MemberStatus::running || before == MemberStatus::interrupted) {
     // continue from the newest checkpoint of the member's own run when there is one
     try {
       io::CheckpointSeries::latest(dir);
-      r.restart = dir.string();
       resumed = true;
     } catch (const InputError&) {
     }
   }
-  if (!resumed) {
-    if (before == MemberStatus::pending && fs::exists(dir)) fs::remove_all(dir);  // killed before run.json
-    r.parsed = io::Scenario::from_string(m.scenario_text, spec_.base.string());
-    r.overwrite = true;
-  }
+  if (!resumed && before == MemberStatus::pending && fs::exists(dir)) fs::remove_all(dir);  // killed early
   const auto t0 = std::chrono::steady_clock::now();
   int code = kExitOk;
   std::string message;
   try {
     if (omp_threads_ > 0) omp_set_num_threads(omp_threads_);
-    Runner runner(modules_, std::move(r));
-    // the member's scenario beside its results (relative paths in it are relative to the base's folder)
-    io::write_file_atomic(dir / kMemberScenario, m.scenario_text);
-    code = runner.run();
+    code = run_once(request(!resumed));
   } catch (const InputError& e) {
     // a checkpoint that cannot continue (a stale one, a changed input file): start the member again
     if (!resumed) {
@@ -286,23 +294,8 @@ void Ensemble::run_member(std::size_t index) {
       message = e.what();
     } else {
       log(m.name + ": cannot resume (" + std::string(e.what()) + "); starting it again");
-      RunRequest again;
-      again.out = dir;
-      again.overwrite = true;
-      again.parsed = io::Scenario::from_string(m.scenario_text, spec_.base.string());
-      again.steps = spec_.steps;
-      again.every = spec_.every;
-      again.checkpoint_every = spec_.checkpoint_every;
-      again.command = request_.command;
-      again.log = nullptr;
-      again.handle_signals = false;
-      again.poll_signals = true;
-      again.metrics = metric_names_;
-      again.step_graphs = true;
       try {
-        Runner runner(modules_, std::move(again));
-        io::write_file_atomic(dir / kMemberScenario, m.scenario_text);
-        code = runner.run();
+        code = run_once(request(true));
       } catch (const std::exception& e2) {
         code = exit_code_for(e2);
         message = e2.what();
