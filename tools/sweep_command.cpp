@@ -1,11 +1,15 @@
 #include "tools/sweep_command.hpp"
 
+#include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
@@ -26,8 +30,42 @@ namespace tissue::tools {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
+/// The process's start on the steady clock: /proc/self/stat's start time (clock ticks since boot) against
+/// CLOCK_BOOTTIME, so that the timings in the log count the loading of the libraries and, under mpirun, the
+/// time since this rank was started; now() where that cannot be read.
+Clock::time_point process_start() {
+  const auto now = Clock::now();
+  std::ifstream in("/proc/self/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto close = stat.rfind(')');  // the command name (field 2) may hold spaces
+  if (close == std::string::npos || close + 2 >= stat.size()) return now;
+  std::istringstream fields(stat.substr(close + 2));
+  std::string skip;
+  for (int field = 3; field < 22; ++field) fields >> skip;
+  unsigned long long ticks = 0;
+  timespec boot{};
+  if (!(fields >> ticks) || clock_gettime(CLOCK_BOOTTIME, &boot) != 0) return now;
+  const double age = static_cast<double>(boot.tv_sec) + 1e-9 * static_cast<double>(boot.tv_nsec) -
+                     static_cast<double>(ticks) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (!(age >= 0.0 && age < 3600.0)) return now;
+  return now - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(age));
+}
+
+const Clock::time_point g_start = process_start();
+std::string g_entered;  ///< since_start() when sweep_command() began
+
+/// Seconds since the process started, rounded to 10 ms, for the log.
+std::string since_start() {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", std::chrono::duration<double>(Clock::now() - g_start).count());
+  return text;
+}
+
 SweepRequest request_of(const SweepOptions& o) {
   SweepRequest r;
+  r.origin = g_start;
   r.out = o.out;
   r.concurrent = o.concurrent;
   r.retry_failed = o.retry_failed;
@@ -76,8 +114,9 @@ int run_local(const SweepOptions& o) {
     throw;
   }
   ensemble.write_csv();
-  std::printf("%s; results in %s\n", ensemble.tally().c_str(),
-              (ensemble.directory() / "sweep.csv").string().c_str());
+  std::printf("%s; results in %s\ntimes since the start [s]: %s; done at %s\n", ensemble.tally().c_str(),
+              (ensemble.directory() / "sweep.csv").string().c_str(), ensemble.timeline().c_str(),
+              since_start().c_str());
   return code;
 }
 
@@ -150,9 +189,9 @@ int mpi_manager(const SweepOptions& o, int size) {
   const auto todo = ensemble->to_run(among);
   double memory = ensemble->member_memory_bytes();
   MPI_Bcast(&memory, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  std::printf("%s\nsweep %s: %zu members (%zu to run) over %d worker ranks; in %s\n",
+  std::printf("%s\nsweep %s: %zu members (%zu to run) over %d worker ranks; in %s (validated at %s s)\n",
               version_string().c_str(), o.sweep_file.c_str(), ensemble->spec().members.size(), todo.size(),
-              size - 1, ensemble->directory().string().c_str());
+              size - 1, ensemble->directory().string().c_str(), since_start().c_str());
   std::fflush(stdout);
   std::size_t next = 0;
   int running = size - 1, worst = kExitOk;
@@ -169,28 +208,39 @@ int mpi_manager(const SweepOptions& o, int size) {
     }
   }
   ensemble->write_csv();
-  std::printf("%s; results in %s\n", ensemble->tally().c_str(),
-              (ensemble->directory() / "sweep.csv").string().c_str());
+  std::printf("%s; results in %s\ntimes since the start [s]: %s; done at %s\n", ensemble->tally().c_str(),
+              (ensemble->directory() / "sweep.csv").string().c_str(), ensemble->timeline().c_str(),
+              since_start().c_str());
   return worst;
 }
 
-/// A worker: runs what the manager hands out, on GPU (node_rank - manager_here) % devices: the workers of
-/// a node share its devices round-robin, counted from 0 on the manager's node too.
+bool wants_cuda(const SweepOptions& o) {
+  return o.backend.empty() || o.backend == "cuda";
+}
+
+/// The device of a worker: the workers of a node share its devices round-robin, counted from 0 on the
+/// manager's node too. `count` devices on the node (0: none, then 0).
+int worker_device(int node_rank, int manager_here, int count) {
+  return count > 0 ? (node_rank - manager_here) % count : 0;
+}
+
+/// A worker: runs what the manager hands out, on worker_device().
 int mpi_worker(const SweepOptions& o, int rank, int node_rank, int manager_here) {
   // the device first, while the manager validates the sweep (CUDA's start-up overlaps with it)
   std::string backend_error;
   int backend_code = kExitOk;
+  const std::string mpi_ready = since_start();
   try {
-    int device = 0;
-    if (const int count = exec::cuda_device_count(); count > 0) device = (node_rank - manager_here) % count;
-    if ((o.backend.empty() || o.backend == "cuda") && exec::cuda_available())
-      exec::set_backend(exec::Backend::cuda, device);
+    if (wants_cuda(o) && exec::cuda_available())
+      exec::set_backend(exec::Backend::cuda,
+                        worker_device(node_rank, manager_here, exec::cuda_device_count()));
     else
       select_backend(o.backend);
   } catch (const std::exception& e) {
     backend_error = e.what();
     backend_code = exit_code_for(e);
   }
+  const std::string device_ready = since_start();
   int ok = 0;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
   if (!ok) return kExitBadInput;
@@ -204,10 +254,17 @@ int mpi_worker(const SweepOptions& o, int rank, int node_rank, int manager_here)
     Ensemble ensemble(builtin_modules(), sweep::read_sweep(o.sweep_file), request, false, false);
     ensemble.set_member_memory(memory);
     const int threads = ensemble.choose_concurrency(ensemble.spec().members.size());
-    std::printf("rank %d: %d members at once on %s\n", rank, threads, exec::device_description().c_str());
+    std::printf(
+        "rank %d: %d members at once on %s (times since the start [s]: sweep command at %s, MPI ready "
+        "at %s, device at %s, members at %s)\n",
+        rank, threads, exec::device_description().c_str(), g_entered.c_str(), mpi_ready.c_str(),
+        device_ready.c_str(), since_start().c_str());
     std::fflush(stdout);
     ManagerQueue queue;
     code = ensemble.run(queue, threads);
+    std::printf("rank %d: times since the start [s]: %s; done at %s\n", rank, ensemble.timeline().c_str(),
+                since_start().c_str());
+    std::fflush(stdout);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "tissue: rank %d: error: %s\n", rank, e.what());
     code = exit_code_for(e);  // the members it took stay in their directories, resumable
@@ -257,6 +314,7 @@ bool sweep_has_mpi() {
 }
 
 int sweep_command(const SweepOptions& o) {
+  g_entered = since_start();
   prefer_yield();  // before anything asks CUDA a question: the driver reads them when it starts
   if ((o.task >= 0) != (o.tasks > 0) && !o.slurm) throw InputError("--task and --tasks go together");
   if (o.slurm) return write_slurm(o);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -140,11 +141,16 @@ Ensemble::Ensemble(const ModuleRegistry& modules, sweep::SweepSpec spec, SweepRe
   if (spec_.members.empty()) throw InputError(spec_.file.string() + ": the sweep has no members");
   if (validate) {
     // every member once: a value a module refuses is an error of the sweep file, reported before any run
-    for (const auto& m : spec_.members) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::size_t count = spec_.members.size();
+    std::vector<std::exception_ptr> errors(count);
+    std::vector<double> memory(count, 0.0);
+    const auto check = [&](std::size_t i) {
+      const auto& m = spec_.members[i];
       try {
         const auto scenario = io::Scenario::from_string(m.scenario_text, spec_.base.string());
         const auto sim = modules_.build_simulation(scenario);
-        if (m.index == 0) {
+        if (i == 0) {  // only this member's thread writes metric_names_
           if (!spec_.metrics.empty()) {
             try {
               check_metric_names(*sim, spec_.metrics);
@@ -156,16 +162,43 @@ Ensemble::Ensemble(const ModuleRegistry& modules, sweep::SweepSpec spec, SweepRe
           if (metric_names_.empty())
             for (const auto& metric : sim->metrics) metric_names_.push_back(metric.name);
         }
-        member_memory_ = std::max(member_memory_, sim->memory.device);
+        memory[i] = sim->memory.device;
       } catch (const InputError& e) {
-        if (spec_.parameters.empty()) throw;  // the base scenario's own error
+        if (spec_.parameters.empty()) {
+          errors[i] = std::current_exception();  // the base scenario's own error
+          return;
+        }
         // the sweep file's entry of the value refused, when the message names its key
         std::string where = spec_.file.string();
         for (const auto& p : spec_.parameters)
           if (std::string(e.what()).find(p.key) != std::string::npos) where = p.where;
-        throw InputError(where + ": member " + m.name + " (" + describe_values(spec_, m) + "): " + e.what());
+        errors[i] = std::make_exception_ptr(
+            InputError(where + ": member " + m.name + " (" + describe_values(spec_, m) + "): " + e.what()));
+      } catch (...) {
+        errors[i] = std::current_exception();
       }
+    };
+    // members are independent: several at once, as they run (a member's build allocates and uploads on the
+    // device, ~10 ms each; 64 one after another were a visible part of a short sweep's wall time)
+    const std::size_t threads =
+        std::min<std::size_t>({count, 16, std::max(1u, std::thread::hardware_concurrency())});
+    std::atomic<std::size_t> next{0};
+    const auto work = [&] {
+      exec::ThreadStream stream;
+      if (exec::backend() == exec::Backend::cpu && threads > 1) omp_set_num_threads(1);
+      for (std::size_t i = next++; i < count; i = next++) check(i);
+    };
+    if (threads <= 1) {
+      work();
+    } else {
+      std::vector<std::thread> pool;
+      for (std::size_t t = 0; t < threads; ++t) pool.emplace_back(work);
+      for (auto& t : pool) t.join();
     }
+    for (const auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    member_memory_ = *std::max_element(memory.begin(), memory.end());
+    validation_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   } else {
     metric_names_ = spec_.metrics;
   }
@@ -305,8 +338,11 @@ void Ensemble::run_member(std::size_t index) {
     code = exit_code_for(e);
     message = e.what();
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const auto t1 = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(t1 - t0).count();
   std::lock_guard<std::mutex> lock(state_mutex_);
+  if (!first_start_ || t0 < *first_start_) first_start_ = t0;
+  if (!last_end_ || t1 > *last_end_) last_end_ = t1;
   if (code > 128) {
     interrupted_signal_ = code - 128;
     log(m.name + " interrupted after " + number_text(std::round(seconds * 10) / 10) +
@@ -416,6 +452,19 @@ std::string Ensemble::tally() const {
     text += std::string(first ? " " : ", ") + std::to_string(counts[key]) + " " + key;
     first = false;
   }
+  return text;
+}
+
+std::string Ensemble::timeline() const {
+  const auto since = [&](std::chrono::steady_clock::time_point t) {
+    return number_text(std::round(std::chrono::duration<double>(t - request_.origin).count() * 100) / 100);
+  };
+  std::string text;
+  if (validation_seconds_ >= 0)
+    text = "validated in " + number_text(std::round(validation_seconds_ * 100) / 100) + " s";
+  if (first_start_ && last_end_)
+    text += (text.empty() ? "" : "; ") + std::string("members ran from ") + since(*first_start_) + " s to " +
+            since(*last_end_) + " s";
   return text;
 }
 

@@ -17,6 +17,7 @@
 /// on the device; each member's results are those of the same scenario run alone (`tissue run`), byte for
 /// byte. On the CPU backend each thread's members use cpu_threads() / concurrent OpenMP threads.
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -70,6 +71,8 @@ struct SweepRequest {
   std::vector<std::string> command;  ///< the command line, for the members' run.json
   std::FILE* log = stdout;           ///< one line per member and the closing summary; nullptr: none
   std::string log_prefix;            ///< put before every log line ("rank 2: ")
+  /// Time zero of timeline(): the process's start where the caller knows it (tools/sweep_command).
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
 };
 
 /// One sweep and its directory. The backend must be selected before (select_backend()).
@@ -77,7 +80,9 @@ class Ensemble {
  public:
   /// Checks the sweep: builds every member's simulation once (so that a value a module refuses is
   /// reported, at the sweep file's entry, before anything runs) unless `validate` is false (a worker of a
-  /// manager that validated); checks the metric names. With `prepare`, creates the sweep directory and
+  /// manager that validated), on up to 16 threads (each with its exec::ThreadStream); the error reported is
+  /// the one of the first member in order that has one, as if built one after another. Checks the metric
+  /// names. With `prepare`, creates the sweep directory and
   /// writes sweep.json, refusing a directory that holds another sweep's members.
   /// @throws InputError on invalid input (the sweep file's file:line:column and the member's values),
   /// std::runtime_error on I/O failure.
@@ -112,6 +117,9 @@ class Ensemble {
   void write_csv() const;
   /// Counts of the members by status, "64 members: 60 completed, 2 failed, 2 pending".
   std::string tally() const;
+  /// Where this process's time went, for the closing log line: "validated in 0.21 s; members ran from
+  /// 0.95 s to 8.31 s" (seconds after SweepRequest::origin; parts not done by this process are left out).
+  std::string timeline() const;
 
  private:
   void run_member(std::size_t index);
@@ -128,6 +136,9 @@ class Ensemble {
   mutable std::mutex log_mutex_;
   std::mutex state_mutex_;
   int failed_ = 0, interrupted_signal_ = 0, done_ = 0;
+  double validation_seconds_ = -1.0;  ///< < 0: not validated here
+  std::optional<std::chrono::steady_clock::time_point> first_start_,
+      last_end_;  ///< of this process's members
 };
 
 /// The Slurm job-array script of a sweep: `tasks` array tasks (at most the members), each running
