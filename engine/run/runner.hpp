@@ -80,7 +80,7 @@ struct RunRequest {
   /// being held by the driver (an ensemble running several Runners on its threads).
   bool poll_signals = false;
   /// Replay the steps of replayable systems as CUDA graphs (Schedule::set_step_graphs): the same bytes,
-  /// one launch per step; an ensemble's members use it.
+  /// one launch per step; `tissue run` (unless --no-step-graphs) and an ensemble's members use it.
   bool step_graphs = false;
   /// Metrics (Simulation::metrics) measured at the end of the run into run.json's "metrics": their names,
   /// in the order wanted, or every metric of the model for an empty list; std::nullopt: none.
