@@ -10,6 +10,7 @@
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/mesh/mesh_check.hpp"
 
 namespace tissue::mesh {
 
@@ -34,17 +35,23 @@ TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const std::string& s
   const std::string generate =
       t.string("generate", has_file ? "" : "rectangle", {"", "rectangle", "icosphere", "uv_sphere"});
   if (has_file && !generate.empty()) t.fail("generate", "give either mesh.file or mesh.generate, not both");
+  // what the mesh must be, and whether to repair it, read before the mesh: a bad value is reported first
+  MeshRequirements requirements;
+  requirements.closed = t.boolean("closed", false);
+  requirements.skinny_degrees = t.number("skinny_angle", 10.0, io::Range::closed(0.0, 60.0));
+  const bool repair = t.boolean("repair", false);
   TriangleMesh m;
+  std::string source = "the generated mesh";
+  std::vector<std::string> warnings;
   if (has_file) {
     fs::path file = t.string("file", "");
     if (file.is_relative()) file = fs::path(scenario_path).parent_path() / file;
-    std::vector<std::string> warnings;
+    source = file.string();
     try {
-      m = read_obj(file, &warnings);
+      m = read_obj(file, &warnings, false);  // checked below, after the repair
     } catch (const InputError& e) {
-      throw InputError(t.where("file") + ": mesh.file: " + e.what());
+      t.fail("file", e.what());  // the table's own name: mesh.file, membrane.file
     }
-    for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
     // the file's hash goes into checkpoints: a restart refuses a mesh that changed since
     std::ifstream in(file, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -83,6 +90,19 @@ TriangleMesh read_scenario_mesh(const io::ScenarioTable& t, const std::string& s
     m.y[v] *= scale;
     m.z[v] *= scale;
   }
+  if (repair)
+    for (const auto& done : repair_mesh(m))
+      warnings.push_back(source + ": repaired (repair = true): " + done);
+  try {
+    require_valid_mesh(m, source, requirements, &warnings);
+  } catch (const InputError& e) {
+    std::string hint;
+    const MeshReport report = check_mesh(m, requirements);
+    if (!repair && (report.pinched_vertices > 0 || report.unreferenced_vertices > 0))
+      hint = " (repair = true splits pinched vertices and drops unused ones)";
+    t.fail(has_file ? "file" : "generate", e.what() + hint);
+  }
+  for (const auto& w : warnings) std::fprintf(stderr, "tissue: warning: %s\n", w.c_str());
   return m;
 }
 

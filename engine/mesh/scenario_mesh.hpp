@@ -14,7 +14,10 @@ namespace tissue::mesh {
 
 /// The mesh a scenario table names: `file` (an OBJ, relative to the scenario file's folder) or `generate` =
 /// "rectangle" (nx, ny, lx, ly) | "icosphere" (subdivisions, radius) | "uv_sphere" (rings, segments,
-/// radius), then scaled by `scale`. Warnings of the OBJ reader go to stderr.
+/// radius), then scaled by `scale`; with `repair = true` pinched vertices are split and unused ones dropped
+/// (repair_mesh()); then checked (check_mesh(): `closed = true` requires a closed surface, `skinny_angle`
+/// [degrees, default 10] is the angle below which triangles are reported). Every defect is listed, indices
+/// from 0. Warnings (the OBJ reader's, the repairs, skinny triangles) go to stderr.
 /// @param scenario_path     the scenario file (for relative paths)
 /// @param bytes_per_vertex  memory the caller's model needs per vertex, host and device together [bytes]; a
 ///                          generated mesh that would need more than the active backend has is refused

@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "engine/exec/error.hpp"
+#include "engine/mesh/mesh_check.hpp"
 #include "engine/mesh/vec3.hpp"
 
 namespace tissue::mesh {
@@ -113,26 +114,26 @@ void validate(const TriangleMesh& mesh, const std::string& source) {
     for (int k = 0; k < 3; ++k) {
       const std::int32_t v = mesh.corner(f, k);
       if (v < 0 || v >= n)
-        throw InputError(source + ": face " + std::to_string(f + 1) + " refers to vertex " +
-                         std::to_string(v + 1) + ", outside 1.." + std::to_string(n));
+        throw InputError(source + ": face " + std::to_string(f) + " refers to vertex " + std::to_string(v) +
+                         ", outside 0.." + std::to_string(n - 1) + " (indices from 0)");
       if (!std::isfinite(mesh.x[static_cast<std::size_t>(v)]) ||
           !std::isfinite(mesh.y[static_cast<std::size_t>(v)]) ||
           !std::isfinite(mesh.z[static_cast<std::size_t>(v)]))
-        throw InputError(source + ": vertex " + std::to_string(v + 1) + " has a non-finite coordinate");
+        throw InputError(source + ": vertex " + std::to_string(v) + " (from 0) has a non-finite coordinate");
       longest = std::max(longest, norm(sub(position(mesh, v), position(mesh, mesh.corner(f, (k + 1) % 3)))));
     }
   for (std::size_t f = 0; f < mesh.face_count(); ++f) {
     const std::int32_t a = mesh.corner(f, 0), b = mesh.corner(f, 1), c = mesh.corner(f, 2);
     if (a == b || b == c || a == c)
-      throw InputError(source + ": face " + std::to_string(f + 1) + " is degenerate (vertices " +
-                       std::to_string(a + 1) + ", " + std::to_string(b + 1) + ", " + std::to_string(c + 1) +
-                       " repeat one)");
+      throw InputError(source + ": face " + std::to_string(f) + " is degenerate (vertices " +
+                       std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) +
+                       " repeat one; indices from 0)");
     const Vec3 pa = position(mesh, a);
     const double twice_area = norm(cross(sub(position(mesh, b), pa), sub(position(mesh, c), pa)));
     if (!(twice_area > 1e-14 * longest * longest))
-      throw InputError(source + ": face " + std::to_string(f + 1) + " is degenerate (zero area: vertices " +
-                       std::to_string(a + 1) + ", " + std::to_string(b + 1) + ", " + std::to_string(c + 1) +
-                       " are collinear)");
+      throw InputError(source + ": face " + std::to_string(f) + " is degenerate (zero area: vertices " +
+                       std::to_string(a) + ", " + std::to_string(b) + ", " + std::to_string(c) +
+                       " are collinear; indices from 0)");
   }
 }
 
@@ -147,14 +148,13 @@ MeshTopology build_topology(const TriangleMesh& mesh, const std::string& source)
       const std::int32_t a = mesh.corner(f, k), b = mesh.corner(f, (k + 1) % 3);
       const auto key = std::make_pair(std::min(a, b), std::max(a, b));
       if (++edge_faces[key] > 2)
-        throw InputError(source + ": edge " + std::to_string(key.first + 1) + "-" +
-                         std::to_string(key.second + 1) +
-                         " is shared by more than two faces (non-manifold), face " + std::to_string(f + 1) +
-                         " among them");
+        throw InputError(source + ": edge " + std::to_string(key.first) + "-" + std::to_string(key.second) +
+                         " is shared by more than two faces (non-manifold), face " + std::to_string(f) +
+                         " among them (indices from 0)");
       if (!half_edges.emplace(std::make_pair(a, b), static_cast<std::int32_t>(f)).second)
-        throw InputError(source + ": faces " + std::to_string(half_edges[{a, b}] + 1) + " and " +
-                         std::to_string(f + 1) + " traverse edge " + std::to_string(a + 1) + "-" +
-                         std::to_string(b + 1) + " in the same direction (inconsistent orientation)");
+        throw InputError(source + ": faces " + std::to_string(half_edges[{a, b}]) + " and " +
+                         std::to_string(f) + " traverse edge " + std::to_string(a) + "-" + std::to_string(b) +
+                         " in the same direction (inconsistent orientation; indices from 0)");
     }
   t.edges = edge_faces.size();
   t.boundary_vertex.assign(n, 0);
@@ -244,8 +244,10 @@ OneRing one_ring(const TriangleMesh& mesh, const MeshTopology& topology, const s
     }
     const std::size_t count = r.ring.size() - first;
     if (count != static_cast<std::size_t>(topology.degree(v)))
-      throw InputError(source + ": the faces around vertex " + std::to_string(v + 1) +
-                       " do not form a single fan (boundary loops touching there?)");
+      throw InputError(
+          source + ": the faces around vertex " + std::to_string(v) +
+          " (from 0) do not form a single fan: a non-manifold (pinched) vertex; [mesh] repair = true "
+          "splits it");
     r.closed[v] = open ? 0 : 1;
     r.offsets[v + 1] = static_cast<std::int32_t>(r.ring.size());
   }
@@ -269,7 +271,7 @@ std::size_t drop_unreferenced_vertices(TriangleMesh& mesh) {
   return dropped;
 }
 
-TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string>* warnings) {
+TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string>* warnings, bool check) {
   const std::string source = path.string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(source + ": mesh file not found");
@@ -316,13 +318,18 @@ TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string
   for (std::size_t f = 0; f < mesh.face_count(); ++f)
     for (int k = 0; k < 3; ++k)
       if (mesh.corner(f, k) < 0 || static_cast<std::size_t>(mesh.corner(f, k)) >= n)
-        throw InputError(source + ": face " + std::to_string(f + 1) + " refers to vertex " +
-                         std::to_string(mesh.corner(f, k) + 1) + ", outside 1.." + std::to_string(n));
+        throw InputError(source + ": face " + std::to_string(f) + " refers to vertex " +
+                         std::to_string(mesh.corner(f, k)) + ", outside 0.." + std::to_string(n - 1) +
+                         " (indices from 0)");
   const std::size_t dropped = drop_unreferenced_vertices(mesh);
   if (dropped > 0 && warnings != nullptr)
     warnings->push_back(source + ": dropped " + std::to_string(dropped) + " vertices that no face uses");
-  validate(mesh, source);
-  build_topology(mesh, source);
+  if (check) {
+    const MeshReport report = check_mesh(mesh);
+    if (!report.ok())
+      throw InputError(source +
+                       ": the mesh is refused (vertex and face indices from 0): " + report.error_text());
+  }
   return mesh;
 }
 

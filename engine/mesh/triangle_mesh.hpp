@@ -52,16 +52,17 @@ struct OneRing {
 };
 
 /// Orders each vertex's neighbours around it from the faces of a valid, consistently oriented mesh.
-/// @throws InputError naming `source` and the vertex when a vertex's faces do not form one fan (two
-/// boundary loops touching at a vertex).
+/// @throws InputError naming `source` and the vertex (from 0) when a vertex's faces do not form one fan (a
+/// non-manifold, pinched vertex).
 OneRing one_ring(const TriangleMesh& mesh, const MeshTopology& topology, const std::string& source = "mesh");
 
-/// Builds the connectivity. @throws InputError (naming `source` and the edge) for a non-manifold edge
-/// (more than two incident faces) or faces that disagree on orientation across an edge.
+/// Builds the connectivity. @throws InputError (naming `source` and the edge, indices from 0) for a
+/// non-manifold edge (more than two incident faces) or faces that disagree on orientation across an edge.
 MeshTopology build_topology(const TriangleMesh& mesh, const std::string& source = "mesh");
 
-/// Checks indices (in range) and faces (three distinct vertices, non-zero area).
-/// @throws InputError naming `source` and the first bad face (1-based, as in OBJ files) and why.
+/// Checks indices (in range) and faces (three distinct vertices, non-zero area); check_mesh()
+/// (mesh_check.hpp) lists every defect instead of the first.
+/// @throws InputError naming `source` and the first bad face (indices from 0) and why.
 void validate(const TriangleMesh& mesh, const std::string& source = "mesh");
 
 /// Drops vertices no face uses and renumbers the faces; returns how many were dropped.
@@ -69,13 +70,15 @@ std::size_t drop_unreferenced_vertices(TriangleMesh& mesh);
 
 /// Reads a Wavefront OBJ file with tinyobjloader: positions and faces of every shape, polygons
 /// triangulated; texture coordinates, normals and materials ignored (an `mtllib` line opens no file).
-/// Unreferenced vertices are dropped (with a line in `warnings`, when given); then the mesh is validated and
-/// its topology built. Vertex and face records are checked strictly first (a vertex needs 3 finite numbers, a
-/// face 3 corners with non-zero indices), since tinyobjloader reads `v abc` or `v 1` as zeros and drops
-/// `f 1 2`. Lines end at "\n", "\r\n" or a lone "\r", for the check as for tinyobjloader.
+/// Unreferenced vertices are dropped (with a line in `warnings`, when given); then, with `check`, the mesh is
+/// checked (check_mesh(): every defect listed, indices from 0). Vertex and face records are checked strictly
+/// first (a vertex needs 3 finite numbers, a face 3 corners with non-zero indices), since tinyobjloader reads
+/// `v abc` or `v 1` as zeros and drops `f 1 2`. Lines end at "\n", "\r\n" or a lone "\r", for the check as
+/// for tinyobjloader.
 /// @throws InputError naming the file (and file:line for a bad record): missing or unreadable, a malformed
 /// record, a parse error, no faces, or a bad face/edge.
-TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr);
+TriangleMesh read_obj(const std::filesystem::path& path, std::vector<std::string>* warnings = nullptr,
+                      bool check = true);
 
 /// A regular rectangle [0, lx] x [0, ly] in the plane z = 0 with nx x ny vertices (>= 2 each), every
 /// grid square split into two triangles along alternating diagonals (the seed's R1/R2 meshes).

@@ -58,8 +58,12 @@ TEST_CASE("a bowtie vertex is refused by every module that reads a mesh, at the 
         std::pair{membrane(bowtie), "membrane"}}) {
     const std::string what = error_of(scenario);
     INFO(scenario);
-    CHECK_THAT(what, Catch::Contains("mesh_validation.toml:") && Catch::Contains(table) &&
-                         Catch::Contains("vertex 1 do not form a single fan"));
+    CHECK_THAT(what,
+               Catch::Contains("mesh_validation.toml:") && Catch::Contains(table) &&
+                   Catch::Contains("bowtie.obj: the mesh is refused (vertex and face indices from 0)") &&
+                   Catch::Contains("non-manifold (pinched) vertices, whose faces form more than one fan: 0 "
+                                   "(2 fans)") &&
+                   Catch::Contains("repair = true splits pinched vertices"));
   }
 }
 
@@ -86,4 +90,34 @@ TEST_CASE("the conformal flow refuses a mesh in two pieces as invalid input", "[
   std::string one = text.substr(0, text.find("v 3"));
   const auto tetrahedron = write_mesh("tetrahedron.obj", one + "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n");
   CHECK(error_of(conformal(tetrahedron)) == "(accepted)");
+}
+
+TEST_CASE("surface RD reports the mesh's defects before any other error of its scenario", "[mesh]") {
+  // two tetrahedra sharing only their vertex 0
+  const fs::path file =
+      write_mesh("pinched_rd.obj",
+                 "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nv -1 0 0\nv 0 -1 0\nv 0 0 -1\n"
+                 "f 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\nf 1 5 6\nf 1 7 5\nf 1 6 7\nf 5 7 6\n");
+  // dt far above the explicit stability bound: the mesh is what the user must hear of first
+  const std::string scenario =
+      "[simulation]\nentities = [\"mesh\"]\nmodules = [\"surface_rd\"]\ndt = 1000.0\n"
+      "[mesh]\nfile = \"" +
+      file.string() + "\"\n";
+  std::string what = "(accepted)";
+  try {
+    build_simulation(io::Scenario::from_string(scenario, (file.parent_path() / "rd.toml").string()));
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, Catch::Contains("pinched") && Catch::Contains(file.string()));
+  // repaired, the same scenario fails on its dt instead
+  const std::string repaired = scenario + "repair = true\n";
+  try {
+    build_simulation(io::Scenario::from_string(repaired, (file.parent_path() / "rd.toml").string()));
+    what = "(accepted)";
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  CHECK_THAT(what, !Catch::Contains("pinched"));
+  CHECK(what != "(accepted)");
 }
