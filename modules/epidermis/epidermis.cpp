@@ -47,28 +47,205 @@ void install_stratification(Composition& comp) {
 
 }  // namespace
 
+namespace {
+
+/// Whether cell b rests on cell a: the definition of Summary, term by term in the same arithmetic as the
+/// former all-pairs loop (so that every pair is decided identically). pos: each cell's place in the
+/// height order.
+struct RestsOn {
+  const std::vector<float>& cx;
+  const std::vector<float>& cy;
+  const std::vector<float>& cz;
+  const std::vector<CellFrame>& frames;
+  const std::vector<std::size_t>& pos;
+  const Box& box;
+  double width, height;
+  bool operator()(std::size_t a, std::size_t b) const {
+    if (pos[a] >= pos[b]) return false;  // only lower cells in the height order
+    if (frames[b].height - frames[a].height <= 0.5 * height) return false;
+    const double d[3] = {box.min_image_x(cx[b] - cx[a]), box.min_image_y(cy[b] - cy[a]),
+                         static_cast<double>(cz[b] - cz[a])};
+    const auto& u = frames[a].normal;
+    const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
+    const double across2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+    return across2 < width * width;
+  }
+};
+
+/// One axis of the bins: periodic (the box's period, whole bins of at least the bin size) or open (the
+/// centres' range, padded by one bin each side, indices clamped).
+struct BinAxis {
+  bool periodic = false;
+  double origin = 0.0, size = 1.0, period = 0.0;
+  long count = 1;
+  void setup(bool is_periodic, double box_period, double lo, double hi, double min_size) {
+    periodic = is_periodic;
+    if (periodic) {
+      period = box_period;
+      count = std::max(1L, static_cast<long>(std::floor(box_period / min_size)));
+      origin = 0.0;
+      size = box_period / static_cast<double>(count);
+    } else {
+      size = min_size;
+      origin = lo - size;
+      count = static_cast<long>(std::ceil((hi - lo) / size)) + 3;
+    }
+  }
+  /// Bin index of coordinate v (any real: wrapped when periodic, clamped when open).
+  long index(double v) const {
+    const double t = std::floor((v - origin) / size);
+    if (!std::isfinite(t)) return 0;
+    if (periodic) {
+      const long i = static_cast<long>(std::fmod(t, static_cast<double>(count)));
+      return i < 0 ? i + count : i;
+    }
+    return static_cast<long>(std::clamp(t, 0.0, static_cast<double>(count - 1)));
+  }
+};
+
+}  // namespace
+
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
                                  const std::vector<float>& cz, const std::vector<CellFrame>& frames,
-                                 const Box& box, double width, double height) {
+                                 const Box& box, double width, double height, std::size_t* pairs_tested) {
   const std::size_t n = cz.size();
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return frames[a].height < frames[b].height; });
+  std::vector<std::size_t> pos(n);
+  for (std::size_t k = 0; k < n; ++k) pos[order[k]] = k;
   std::vector<int> layer(n, 0);
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t b = order[k];
-    for (std::size_t j = 0; j < k; ++j) {  // every cell lower than b
-      const std::size_t a = order[j];
-      if (frames[b].height - frames[a].height <= 0.5 * height) continue;
-      const double d[3] = {box.min_image_x(cx[b] - cx[a]), box.min_image_y(cy[b] - cy[a]),
-                           static_cast<double>(cz[b] - cz[a])};
-      const auto& u = frames[a].normal;
-      const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
-      const double across2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
-      if (across2 < width * width) layer[b] = std::max(layer[b], layer[a] + 1);
+  // across2 < width^2 never holds for width <= 0 or NaN; non-finite centres leave no bin to search
+  if (pairs_tested) *pairs_tested = 0;
+  if (n < 2 || std::isnan(width)) return layer;  // across2 < NaN never holds
+  const RestsOn rests_on{cx, cy, cz, frames, pos, box, width, height};
+  bool finite = std::isfinite(2.2 * width);  // an infinite width: every pair is tested
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (std::size_t c = 0; c < n; ++c) {
+    const double p[3] = {cx[c], cy[c], cz[c]};
+    for (int k = 0; k < 3; ++k) {
+      finite = finite && std::isfinite(p[k]);
+      lo[k] = std::min(lo[k], p[k]);
+      hi[k] = std::max(hi[k], p[k]);
     }
   }
+  const bool periodic[3] = {box.periodic_x, box.periodic_y, false};
+  const double period[3] = {box.lx, box.ly, 0.0};
+  for (int k = 0; k < 2; ++k)
+    finite = finite && (!periodic[k] || (std::isfinite(period[k]) && period[k] > 0));
+  // Push form of the same recursion: in height order, each cell a raises the layer of every cell b that
+  // rests on it; a's layer is final by then (only cells before a in the order raise it). The cells resting
+  // on a lie within `width` of the line through a's centre along a's normal (exactly so for a unit
+  // normal), so only the bins around sample points of that line, spaced half a bin, are searched: a bin
+  // of side s >= 2.2 width holds every point within 2 width of a sample point in the 3 x 3 x 3 bins around
+  // it (0.55 width along the line, at most 1.5 width across). A cell whose normal is far from unit length
+  // or whose reach across is larger is checked against every cell (not expected from unit normals).
+  std::vector<char> all_pairs(n, 0);
+  if (!finite) std::fill(all_pairs.begin(), all_pairs.end(), 1);
+  // the bins' side: 2.2 widths, but not below 1e-5 of the centres' extent (a zero width still holds pairs
+  // whose across2 rounds below zero, on the line itself)
+  double extent = 0.0;
+  for (int k = 0; k < 3; ++k) extent = std::max(extent, periodic[k] ? period[k] : hi[k] - lo[k]);
+  double s = 2.2 * std::max(std::fabs(width), 1e-5 * (extent > 0.0 ? extent : 1.0));
+  BinAxis axis[3];
+  std::size_t bins = 1;
+  if (finite) {
+    for (;;) {
+      bins = 1;
+      for (int k = 0; k < 3; ++k) {
+        axis[k].setup(periodic[k], period[k], lo[k], hi[k], s);
+        bins *= static_cast<std::size_t>(axis[k].count);
+      }
+      if (bins <= 8 * n + 1024) break;
+      s *= 2.0;  // a larger bin is always safe: fewer, fuller bins
+    }
+  }
+  std::vector<std::size_t> start(bins + 1, 0), members(finite ? n : 0);
+  std::vector<std::size_t> bin_of(finite ? n : 0);
+  const auto flat = [&](long i, long j, long k) {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(axis[1].count) +
+            static_cast<std::size_t>(j)) *
+               static_cast<std::size_t>(axis[0].count) +
+           static_cast<std::size_t>(i);
+  };
+  if (finite) {
+    for (std::size_t c = 0; c < n; ++c) {
+      bin_of[c] = flat(axis[0].index(cx[c]), axis[1].index(cy[c]), axis[2].index(cz[c]));
+      ++start[bin_of[c] + 1];
+    }
+    for (std::size_t b = 0; b < bins; ++b) start[b + 1] += start[b];
+    std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+    for (std::size_t c = 0; c < n; ++c) members[fill[bin_of[c]]++] = c;
+  }
+  std::vector<std::size_t> stamp(bins, n);  // the last cell a whose search visited the bin
+  std::size_t tested = 0;
+  const auto raise = [&](std::size_t a, std::size_t b) {  // b rests on a: a's layer + 1 at least
+    ++tested;
+    if (rests_on(a, b)) layer[b] = std::max(layer[b], layer[a] + 1);
+  };
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t a = order[k];
+    const auto& u = frames[a].normal;
+    const double norm2 = static_cast<double>(u[0]) * u[0] + static_cast<double>(u[1]) * u[1] +
+                         static_cast<double>(u[2]) * u[2];
+    // the line's reach: |d| of any candidate is at most the extent of the centres (half a period across a
+    // periodic axis), and across2 exceeds the true squared distance to the line by at most
+    // (|u|^2 - 1) along^2 <= (|u|^2 - 1) |u|^2 |d|^2
+    double reach2 = 0.0;
+    for (int i = 0; i < 3; ++i) {
+      const double e = periodic[i] ? 0.5 * period[i] + s : hi[i] - lo[i] + s;
+      reach2 += e * e;
+    }
+    const double slack = std::max(0.0, norm2 - 1.0) * norm2 * reach2;
+    // plus the rounding of across2 (a few ulps of |d|^2)
+    const double across = std::sqrt(width * width + slack + 1e-14 * reach2) * (1.0 + 1e-6);
+    if (all_pairs[a] || !(norm2 > 0.25 && norm2 < 4.0) || !(across <= 1.5 * s / 2.2)) {
+      for (std::size_t j = k + 1; j < n; ++j) raise(a, order[j]);
+      continue;
+    }
+    const double len = std::sqrt(norm2);
+    const double dir[3] = {u[0] / len, u[1] / len, u[2] / len};
+    const double p0[3] = {cx[a], cy[a], cz[a]};
+    // the stretch of the line whose points lie within `across` of the region candidates occupy
+    double t_lo = -INFINITY, t_hi = INFINITY;
+    for (int i = 0; i < 3; ++i) {
+      const double r_lo = periodic[i] ? -0.5 * period[i] - s : lo[i] - p0[i];
+      const double r_hi = periodic[i] ? 0.5 * period[i] + s : hi[i] - p0[i];
+      if (std::fabs(dir[i]) < 1e-12) continue;
+      double t0 = (r_lo - across) / dir[i], t1 = (r_hi + across) / dir[i];
+      if (t0 > t1) std::swap(t0, t1);
+      t_lo = std::max(t_lo, t0);
+      t_hi = std::min(t_hi, t1);
+    }
+    if (!(t_lo <= t_hi)) continue;  // the line misses every centre's region: nothing rests on a
+    const double step = 0.5 * s;
+    const auto samples = static_cast<long>(std::ceil((t_hi - t_lo) / step)) + 1;
+    for (long m = 0; m < samples; ++m) {
+      const double t = std::min(t_lo + static_cast<double>(m) * step, t_hi);
+      const long ci[3] = {axis[0].index(p0[0] + t * dir[0]), axis[1].index(p0[1] + t * dir[1]),
+                          axis[2].index(p0[2] + t * dir[2])};
+      for (long dk = -1; dk <= 1; ++dk)
+        for (long dj = -1; dj <= 1; ++dj)
+          for (long di = -1; di <= 1; ++di) {
+            long idx[3] = {ci[0] + di, ci[1] + dj, ci[2] + dk};
+            bool inside = true;
+            for (int i = 0; i < 3; ++i) {
+              if (axis[i].periodic) {
+                idx[i] = ((idx[i] % axis[i].count) + axis[i].count) % axis[i].count;
+              } else if (idx[i] < 0 || idx[i] >= axis[i].count) {
+                inside = false;
+              }
+            }
+            if (!inside) continue;
+            const std::size_t bin = flat(idx[0], idx[1], idx[2]);
+            if (stamp[bin] == a) continue;
+            stamp[bin] = a;
+            for (std::size_t q = start[bin]; q < start[bin + 1]; ++q) raise(a, members[q]);
+          }
+    }
+  }
+  if (pairs_tested) *pairs_tested = tested;
   return layer;
 }
 

@@ -22,7 +22,8 @@ namespace tissue::epidermis {
 /// height higher above the membrane than A's; a cell's layer is 0 when it rests on no cell, else 1 + the
 /// largest layer of the cells it rests on. Heights and normals are z and (0, 0, 1) over the plane z = 0,
 /// the signed distance to a membrane mesh and its normal at the closest point otherwise. Cell width and
-/// height are the medians over cells of their elements' extents across and along the normal. O(cells^2).
+/// height are the medians over cells of their elements' extents across and along the normal. Cost: cells
+/// times the cells in bins along one cell's normal (a 3D cell list), O(cells log cells) for a sheet.
 struct Summary {
   std::size_t cells = 0;
   std::size_t elements = 0;
@@ -48,9 +49,19 @@ struct CellFrame {
 };
 
 /// Layer of each cell by stacking (see Summary), from centres, frames and cell width/height [length].
+/// Exactly the all-pairs definition, pair by pair in the same arithmetic, but only pairs within reach are
+/// tested: a 3D cell list of bins at least 2.2 widths wide, searched along each cell's normal line (every
+/// pair where a centre is not finite, a normal is far from unit length or the width is infinite).
+/// @param cx, cy, cz     cell centres, #cells each [length]
+/// @param frames         each cell's height above the membrane and its unit normal, #cells
+/// @param width, height  cell width and height [length]; a NaN width: no cell rests on another
+/// @param pairs_tested   if not null, receives how many (lower, upper) pairs were tested (for the tests of
+///                       the scaling; all pairs would be #cells (#cells - 1) / 2)
+/// @return the layer of each cell, #cells
 std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector<float>& cy,
                                  const std::vector<float>& cz, const std::vector<CellFrame>& frames,
-                                 const Box& box, double width, double height);
+                                 const Box& box, double width, double height,
+                                 std::size_t* pairs_tested = nullptr);
 
 /// Multi-line text of a Summary.
 std::string format(const Summary& s);

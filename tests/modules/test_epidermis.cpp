@@ -1,5 +1,9 @@
 // The epidermis model's assembly and its stratification summary.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "engine/io/scenario.hpp"
@@ -20,6 +24,195 @@ TEST_CASE("layers count cells stacked on cells, across the periodic boundary too
   for (std::size_t c = 0; c < cz.size(); ++c) frames[c].height = cz[c];
   const auto layers = epidermis::stacking_layers(cx, cy, cz, frames, box, width, height);
   CHECK(layers == std::vector<int>{0, 1, 2, 0, 0, 0, 1, 0});  // the lone cell at z 0.6 rests on nothing
+}
+
+namespace {
+
+/// The former all-pairs definition of stacking_layers, kept as the reference the cell list must match.
+std::vector<int> layers_all_pairs(const std::vector<float>& cx, const std::vector<float>& cy,
+                                  const std::vector<float>& cz,
+                                  const std::vector<epidermis::CellFrame>& frames, const Box& box,
+                                  double width, double height) {
+  const std::size_t n = cz.size();
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return frames[a].height < frames[b].height; });
+  std::vector<int> layer(n, 0);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t b = order[k];
+    for (std::size_t j = 0; j < k; ++j) {
+      const std::size_t a = order[j];
+      if (frames[b].height - frames[a].height <= 0.5 * height) continue;
+      const double d[3] = {box.min_image_x(cx[b] - cx[a]), box.min_image_y(cy[b] - cy[a]),
+                           static_cast<double>(cz[b] - cz[a])};
+      const auto& u = frames[a].normal;
+      const double along = d[0] * u[0] + d[1] * u[1] + d[2] * u[2];
+      const double across2 = d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along;
+      if (across2 < width * width) layer[b] = std::max(layer[b], layer[a] + 1);
+    }
+  }
+  return layer;
+}
+
+/// A random tissue: n cells in [0, lx) x [0, ly) x [0, lz), a fifth of them within 0.1 width of a
+/// periodic edge (minimum-image cases), some exactly on columns of one another; normals (0, 0, 1) or
+/// tilted (tilt up to `tilt` radians, lengths off unit by up to 1e-6).
+struct RandomTissue {
+  std::vector<float> cx, cy, cz;
+  std::vector<epidermis::CellFrame> frames;
+};
+RandomTissue random_tissue(std::mt19937& rng, std::size_t n, float lx, float ly, float lz, double width,
+                           double tilt) {
+  std::uniform_real_distribution<float> ux(0.0f, lx), uy(0.0f, ly), uz(0.0f, lz), u01(0.0f, 1.0f);
+  RandomTissue t;
+  for (std::size_t c = 0; c < n; ++c) {
+    float x = ux(rng), y = uy(rng);
+    const float r = u01(rng);
+    if (r < 0.1f)
+      x = (u01(rng) < 0.5f) ? static_cast<float>(0.1 * width) * u01(rng)
+                            : lx - static_cast<float>(0.1 * width) * u01(rng);
+    else if (r < 0.2f)
+      y = (u01(rng) < 0.5f) ? static_cast<float>(0.1 * width) * u01(rng)
+                            : ly - static_cast<float>(0.1 * width) * u01(rng);
+    else if (r < 0.3f && c > 0) {  // on the column of an earlier cell, or just beside it
+      const std::size_t o = static_cast<std::size_t>(u01(rng) * static_cast<float>(c)) % c;
+      x = t.cx[o] + (u01(rng) < 0.5f ? 0.0f : static_cast<float>(width) * (0.98f + 0.04f * u01(rng)));
+      y = t.cy[o];
+    }
+    t.cx.push_back(x);
+    t.cy.push_back(y);
+    t.cz.push_back(uz(rng));
+    epidermis::CellFrame f;
+    f.height = t.cz.back();
+    if (tilt > 0.0) {
+      const double theta = tilt * u01(rng), phi = 6.283185307179586 * u01(rng);
+      const double len = 1.0 + 1e-6 * (2.0 * u01(rng) - 1.0);
+      f.normal = {static_cast<float>(len * std::sin(theta) * std::cos(phi)),
+                  static_cast<float>(len * std::sin(theta) * std::sin(phi)),
+                  static_cast<float>(len * std::cos(theta))};
+      f.height = t.cz.back() + 0.3f * (u01(rng) - 0.5f);  // a curved membrane's height is not z
+    }
+    t.frames.push_back(f);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("stacking layers by cell list equal the all-pairs definition on random tissues", "[epidermis]") {
+  std::mt19937 rng(38);
+  for (int trial = 0; trial < 60; ++trial) {
+    Box box;
+    box.lx = 2.0f + 10.0f * std::uniform_real_distribution<float>(0.0f, 1.0f)(rng);
+    box.ly = 2.0f + 10.0f * std::uniform_real_distribution<float>(0.0f, 1.0f)(rng);
+    box.periodic_x = trial % 4 != 1;
+    box.periodic_y = trial % 4 != 2;
+    const double width = 0.3 + 0.7 * std::uniform_real_distribution<double>(0.0, 1.0)(rng);
+    const double height = (trial % 5 == 0) ? 0.0 : 0.5 * width;
+    const double tilt = (trial % 3 == 0) ? 0.0 : (trial % 3 == 1 ? 0.3 : 1.5);
+    const auto t = random_tissue(rng, 50 + 40 * static_cast<std::size_t>(trial), box.lx, box.ly,
+                                 1.0f + 0.2f * static_cast<float>(trial % 10), width, tilt);
+    INFO("trial " << trial);
+    std::size_t tested = 0;
+    const auto fast = epidermis::stacking_layers(t.cx, t.cy, t.cz, t.frames, box, width, height, &tested);
+    CHECK(fast == layers_all_pairs(t.cx, t.cy, t.cz, t.frames, box, width, height));
+  }
+  SECTION("a width wider than the box and degenerate widths") {
+    Box box;
+    box.lx = box.ly = 1.0f;
+    const auto t = random_tissue(rng, 200, 1.0f, 1.0f, 3.0f, 2.0, 0.5);
+    for (double width : {0.0, -1.0, 2.0, 50.0, static_cast<double>(INFINITY), static_cast<double>(NAN)})
+      CHECK(epidermis::stacking_layers(t.cx, t.cy, t.cz, t.frames, box, width, 0.1) ==
+            layers_all_pairs(t.cx, t.cy, t.cz, t.frames, box, width, 0.1));
+  }
+  SECTION("a cell with a non-finite centre or normal") {
+    Box box;
+    box.lx = box.ly = 4.0f;
+    auto t = random_tissue(rng, 300, 4.0f, 4.0f, 2.0f, 0.5, 0.2);
+    t.frames[7].normal = {NAN, 0.0f, 1.0f};
+    t.frames[9].normal = {0.0f, 0.0f, 0.0f};
+    CHECK(epidermis::stacking_layers(t.cx, t.cy, t.cz, t.frames, box, 0.5, 0.25) ==
+          layers_all_pairs(t.cx, t.cy, t.cz, t.frames, box, 0.5, 0.25));
+    t.cx[3] = NAN;
+    CHECK(epidermis::stacking_layers(t.cx, t.cy, t.cz, t.frames, box, 0.5, 0.25) ==
+          layers_all_pairs(t.cx, t.cy, t.cz, t.frames, box, 0.5, 0.25));
+  }
+}
+
+TEST_CASE("stacking layers by cell list equal the all-pairs definition on seeded tissues", "[epidermis]") {
+  // the epidermis scenario's seeded monolayer, with cells lifted onto their neighbours (stacks across the
+  // periodic edges too), and a shell of cells on a sphere (radial normals, heights above the sphere)
+  const auto scenario = io::Scenario::from_string(
+      "[simulation]\nsteps = 10\n[initial]\ncells_x = 12\ncells_y = 10\nspacing = 0.6\n", "seeded.toml");
+  auto sim = build_simulation(scenario);
+  World& w = *sim->world;
+  w.download();
+  const std::size_t n = w.cells.size();
+  std::vector<float> cx(n), cy(n), cz(n);
+  std::vector<epidermis::CellFrame> frames(n);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u01(0.0f, 1.0f);
+  for (std::size_t c = 0; c < n; ++c) {
+    cx[c] = w.cx.host(c);
+    cy[c] = w.cy.host(c);
+    cz[c] = w.cz.host(c) + (c % 3 == 0 ? 0.5f * std::floor(4.0f * u01(rng)) : 0.0f);
+    if (c % 7 == 0) cx[c] = w.box.wrap_x(cx[c] + 0.3f);  // half a spacing: over two neighbours
+    frames[c].height = cz[c];
+  }
+  const auto s = epidermis::summarize(w);
+  for (double width : {s.cell_width, 0.3, 0.6, 0.61, 1.3}) {
+    INFO("width " << width);
+    CHECK(epidermis::stacking_layers(cx, cy, cz, frames, w.box, width, s.cell_height) ==
+          layers_all_pairs(cx, cy, cz, frames, w.box, width, s.cell_height));
+  }
+  // a sphere of radius 5 with cells in three shells (open box: no periodic axes)
+  Box open;
+  open.periodic_x = open.periodic_y = false;
+  open.floor = false;
+  std::vector<float> sx, sy, sz;
+  std::vector<epidermis::CellFrame> sf;
+  for (int shell = 0; shell < 3; ++shell)
+    for (int k = 0; k < 600; ++k) {
+      const double zc = 1.0 - 2.0 * (k + 0.5) / 600.0, phi = 2.399963229728653 * k + 0.3 * shell;
+      const double r = std::sqrt(1.0 - zc * zc), radius = 5.3 + 0.6 * shell + 0.05 * u01(rng);
+      const double nx = r * std::cos(phi), ny = r * std::sin(phi);
+      sx.push_back(static_cast<float>(radius * nx));
+      sy.push_back(static_cast<float>(radius * ny));
+      sz.push_back(static_cast<float>(radius * zc));
+      sf.push_back({static_cast<float>(radius - 5.0),
+                    {static_cast<float>(nx), static_cast<float>(ny), static_cast<float>(zc)}});
+    }
+  for (double width : {0.4, 0.7, 2.0}) {
+    INFO("sphere, width " << width);
+    CHECK(epidermis::stacking_layers(sx, sy, sz, sf, open, width, 0.5) ==
+          layers_all_pairs(sx, sy, sz, sf, open, width, 0.5));
+  }
+}
+
+TEST_CASE("stacking layers test pairs in proportion to the cells, not their square", "[epidermis]") {
+  // cells_x = cells_y = 300 in three layers: 270 000 cells; all pairs would be 3.6e10 tests
+  const std::size_t side = 300, layers = 3;
+  const float spacing = 0.6f;
+  Box box;
+  box.lx = box.ly = spacing * static_cast<float>(side);
+  std::vector<float> cx, cy, cz;
+  std::vector<epidermis::CellFrame> frames;
+  for (std::size_t l = 0; l < layers; ++l)
+    for (std::size_t j = 0; j < side; ++j)
+      for (std::size_t i = 0; i < side; ++i) {
+        cx.push_back(spacing * (static_cast<float>(i) + 0.5f * static_cast<float>(l % 2)));
+        cy.push_back(spacing * static_cast<float>(j));
+        cz.push_back(0.3f + 0.5f * static_cast<float>(l));
+        frames.push_back({cz.back(), {0.0f, 0.0f, 1.0f}});
+      }
+  std::size_t tested = 0;
+  const auto layer = epidermis::stacking_layers(cx, cy, cz, frames, box, 0.6, 0.5, &tested);
+  const std::size_t n = cz.size();
+  CHECK(tested < 1000 * n);
+  std::vector<std::size_t> per_layer(layers, 0);
+  for (int l : layer) ++per_layer[static_cast<std::size_t>(l)];
+  CHECK(per_layer == std::vector<std::size_t>(layers, side * side));
 }
 
 TEST_CASE("the epidermis scenario builds a confluent adherent monolayer", "[epidermis]") {
