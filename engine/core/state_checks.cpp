@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
@@ -45,6 +46,54 @@ void check_table_values(World& w) {
   for (Table* table : {&w.cells, &w.elements})
     for (const auto& column : table->columns())
       if (!check_column<float>(w, *table, *column)) check_column<double>(w, *table, *column);
+}
+
+MagnitudeGuard::MagnitudeGuard(std::string field, std::string key, MagnitudeLimits limits)
+    : field_(std::move(field)), key_(std::move(key)), limits_(limits) {}
+
+std::size_t MagnitudeGuard::failing_species(std::int64_t step, const std::vector<double>& max_abs) {
+  const std::size_t n = max_abs.size();
+  for (std::size_t s = 0; s < n; ++s)
+    if (max_abs[s] > limits_.max_abs) {
+      bound_ = true;
+      return s;
+    }
+  if (last_.size() != n) {  // the first check: nothing to compare with
+    last_ = max_abs;
+    growing_.assign(n, 0);
+    since_.assign(n, step);
+    return n;
+  }
+  std::size_t failed = n;
+  for (std::size_t s = 0; s < n; ++s) {
+    if (last_[s] > 0.0 && max_abs[s] > MagnitudeLimits::kGrowthFactor * last_[s]) {
+      if (growing_[s] == 0) since_[s] = step;
+      ++growing_[s];
+    } else {
+      growing_[s] = 0;
+    }
+    if (limits_.growth_checks > 0 && growing_[s] >= limits_.growth_checks && failed == n) failed = s;
+  }
+  if (failed == n) last_ = max_abs;
+  bound_ = false;
+  return failed;
+}
+
+void MagnitudeGuard::fail(std::int64_t step, const std::vector<std::string>& species,
+                          const std::vector<double>& max_abs, std::size_t failed, const std::string& where) {
+  std::ostringstream msg;
+  msg << "step " << step << ": " << field_ << " species "
+      << (failed < species.size() ? species[failed] : std::to_string(failed)) << " reached |value| "
+      << max_abs[failed] << " " << where;
+  if (bound_) {
+    msg << ", beyond the bound " << key_ << ".max_abs = " << limits_.max_abs;
+  } else {
+    msg << ", its largest |value| grew more than " << MagnitudeLimits::kGrowthFactor << "-fold at each of "
+        << growing_[failed] << " checks in a row (since step " << since_[failed] << ", " << key_
+        << ".growth_checks = " << limits_.growth_checks << ")";
+  }
+  msg << "; a blow-up: the time step too large, or a model without the term that bounds it?";
+  throw NumericalError(msg.str());
 }
 
 }  // namespace tissue

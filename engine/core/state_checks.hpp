@@ -3,6 +3,10 @@
 /// Numerical checks of the World's state that know no module: every floating-point column of the cells and
 /// elements tables (a gene network's species, sampled fields, whatever modules added) must be finite.
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "engine/core/world.hpp"
 
 namespace tissue {
@@ -11,5 +15,52 @@ namespace tissue {
 /// infinity in its rows [0, size): the step, the column, how many, and the first (row's cell id, component
 /// name). Device-side reductions, one per column component; nothing is downloaded unless something is wrong.
 void check_table_values(World& world);
+
+/// Limits on the magnitude of a field's values beyond finiteness: a blow-up that stays finite (a run to
+/// |value| ~ 1e66 in double) is caught like a NaN. Modules read them from their table's keys `max_abs` and
+/// `growth_checks`.
+struct MagnitudeLimits {
+  /// Largest |value| any species of the field may take [the field's units]; beyond it the run stops.
+  double max_abs = 1e12;
+  /// Growth that no physics of the shipped models allows: the field's largest |value| grew more than
+  /// kGrowthFactor-fold between consecutive checks, growth_checks checks in a row (five orders of magnitude
+  /// in five check intervals by default), from a largest |value| above zero. 0: no growth check.
+  int growth_checks = 5;
+  static constexpr double kGrowthFactor = 10.0;
+};
+
+/// The magnitude check of one field: call observe() at every check with the largest |value| of each
+/// species. Host-side state (the last check's maxima, the run of growing checks); not checkpointed, so a
+/// restarted run starts counting anew.
+class MagnitudeGuard {
+ public:
+  /// @param field    the field's name for messages (e.g. "surface_rd")
+  /// @param key      where the limits are set (e.g. "surface_rd"), named in messages
+  MagnitudeGuard(std::string field, std::string key, MagnitudeLimits limits);
+
+  /// @param step      the step of the check
+  /// @param species   the species' names, #species
+  /// @param max_abs   the largest |value| of each species now, #species (finite: the NaN check ran first)
+  /// @param where     for a species index, where its largest |value| lies (e.g. "at vertex 12"); called
+  ///                  only on failure
+  /// @throws NumericalError naming the field, species, value, step and the bound or the growth
+  template <class Where>
+  void observe(std::int64_t step, const std::vector<std::string>& species, const std::vector<double>& max_abs,
+               Where&& where) {
+    const std::size_t failed = failing_species(step, max_abs);
+    if (failed < max_abs.size()) fail(step, species, max_abs, failed, where(failed));
+  }
+
+ private:
+  std::size_t failing_species(std::int64_t step, const std::vector<double>& max_abs);
+  [[noreturn]] void fail(std::int64_t step, const std::vector<std::string>& species,
+                         const std::vector<double>& max_abs, std::size_t failed, const std::string& where);
+  std::string field_, key_;
+  MagnitudeLimits limits_;
+  std::vector<double> last_;  ///< the previous check's maxima, per species
+  std::vector<int> growing_;  ///< consecutive checks of more than kGrowthFactor-fold growth, per species
+  std::vector<std::int64_t> since_;  ///< the step where the run of growing checks began, per species
+  bool bound_ = false;               ///< what fail() reports: the bound (else the growth)
+};
 
 }  // namespace tissue

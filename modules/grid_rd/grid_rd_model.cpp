@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/core/state_checks.hpp"
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/grid_output.hpp"
@@ -52,7 +53,7 @@ std::string summarize(GridField<Real>& field) {
 
 template <class Real>
 void install_typed(Composition& comp, const GridRdParams& params, const InitialState& init,
-                   const io::GridOutputOptions& output) {
+                   const io::GridOutputOptions& output, const MagnitudeLimits& limits) {
   const ModelSettings& settings = comp.settings();
   World& w = comp.world();
   auto& field = w.add_field(std::make_unique<GridField<Real>>(
@@ -96,6 +97,28 @@ void install_typed(Composition& comp, const GridRdParams& params, const InitialS
            "\"rk4\")";
     throw NumericalError(msg.str());
   });
+  // finite but beyond grid_rd.max_abs, or growing without bound (after the NaN check above)
+  comp.add_check(
+      [&field, guard = std::make_shared<MagnitudeGuard>("grid_rd", "grid_rd", limits)](World& world) {
+        const std::size_t n = field.cells();
+        const auto& names = field.species_names();
+        std::vector<double> max_abs(names.size());
+        for (std::size_t s = 0; s < names.size(); ++s) {
+          const auto values = Span<const Real>(field.current()).subspan(s * n, n);
+          max_abs[s] = std::max(std::fabs(static_cast<double>(exec::max_value(values))),
+                                std::fabs(static_cast<double>(exec::min_value(values))));
+        }
+        guard->observe(world.step, names, max_abs, [&](std::size_t s) {
+          field.download();  // only on failure: where the largest |value| lies
+          std::size_t at = 0;
+          for (std::size_t i = 1; i < n; ++i)
+            if (std::fabs(field.host()[s * n + i]) > std::fabs(field.host()[s * n + at])) at = i;
+          const GridShape& g = field.shape();
+          const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
+          return "at node (" + std::to_string(at % nx) + ", " + std::to_string(at / nx % ny) + ", " +
+                 std::to_string(at / (nx * ny)) + ")";
+        });
+      });
   std::ostringstream d;
   d << params.shape.nx << " x " << params.shape.ny;
   if (params.shape.nz > 1) d << " x " << params.shape.nz;
@@ -212,6 +235,10 @@ void install_grid_rd(Composition& comp) {
   p.kernel =
       rd.string("kernel", "auto", {"auto", "generic"}) == "generic" ? Kernel::generic : Kernel::automatic;
   p.steps_per_launch = static_cast<int>(rd.integer("steps_per_launch", 1, io::Range::closed(1, 64)));
+  MagnitudeLimits limits;
+  limits.max_abs = rd.number("max_abs", limits.max_abs, io::Range::positive());
+  limits.growth_checks =
+      static_cast<int>(rd.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
   if (settings.steps % p.steps_per_launch != 0)
     rd.fail("steps_per_launch", "must divide simulation.steps (" + std::to_string(settings.steps) + ")");
 
@@ -267,9 +294,9 @@ void install_grid_rd(Composition& comp) {
   comp.reserve_memory(grid, "nx", what.str(), need);
 
   if (settings.precision == "double")
-    install_typed<double>(comp, p, init, output);
+    install_typed<double>(comp, p, init, output, limits);
   else
-    install_typed<float>(comp, p, init, output);
+    install_typed<float>(comp, p, init, output, limits);
 }
 
 }  // namespace

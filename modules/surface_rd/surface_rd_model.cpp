@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "engine/core/state_checks.hpp"
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/io/vtk.hpp"
@@ -139,7 +140,8 @@ void add_mean_metrics(Composition& comp, const std::string& prefix, SurfaceField
 
 template <class Real>
 void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
-                   const SurfaceRdParams& params, const InitialState& init, double dt, double converge) {
+                   const SurfaceRdParams& params, const InitialState& init, double dt, double converge,
+                   const MagnitudeLimits& limits) {
   const ModelSettings& settings = comp.settings();
   World& w = comp.world();
   auto& field = w.add_field(
@@ -169,6 +171,25 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
         << "; the time step is probably too large (reduce surface_rd.dt_factor)";
     throw NumericalError(msg.str());
   });
+  // finite but beyond surface_rd.max_abs, or growing without bound (after the NaN check above)
+  comp.add_check(
+      [&field, guard = std::make_shared<MagnitudeGuard>("surface_rd", "surface_rd", limits)](World& world) {
+        const std::size_t n = field.vertices();
+        const auto& names = field.species_names();
+        std::vector<double> max_abs(names.size());
+        for (std::size_t s = 0; s < names.size(); ++s) {
+          const auto values = Span<const Real>(field.current()).subspan(s * n, n);
+          max_abs[s] = std::max(std::fabs(static_cast<double>(exec::max_value(values))),
+                                std::fabs(static_cast<double>(exec::min_value(values))));
+        }
+        guard->observe(world.step, names, max_abs, [&](std::size_t s) {
+          field.download();  // only on failure: where the largest |value| lies
+          std::size_t at = 0;
+          for (std::size_t v = 1; v < n; ++v)
+            if (std::fabs(field.host()[s * n + v]) > std::fabs(field.host()[s * n + at])) at = v;
+          return "at vertex " + std::to_string(at);
+        });
+      });
   if (converge > 0.0) comp.set_converged([rd, converge](World&) { return rd->max_rate() < converge; });
   add_mean_metrics(comp, "mean_", field);
   comp.add_summary([&field, rd](World&) {
@@ -245,6 +266,10 @@ void install_surface_rd(Composition& comp) {
     rd.fail("steps_per_launch", "must divide output.every (" + std::to_string(settings.output_every) + ")");
   const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
   const double converge = rd.number("converge", 0.0, io::Range::non_negative());
+  MagnitudeLimits limits;
+  limits.max_abs = rd.number("max_abs", limits.max_abs, io::Range::positive());
+  limits.growth_checks =
+      static_cast<int>(rd.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
   read_initial_state(root.table("initial"), m->vertex_count(), init);
 
   const double h = mesh::mean_edge_length(*m, topology);
@@ -274,9 +299,9 @@ void install_surface_rd(Composition& comp) {
       std::to_string(m->vertex_count()) + " mesh vertices (2 species, " + settings.precision + ")", need);
 
   if (settings.precision == "double")
-    install_typed<double>(comp, surface, p, init, dt, converge);
+    install_typed<double>(comp, surface, p, init, dt, converge, limits);
   else
-    install_typed<float>(comp, surface, p, init, dt, converge);
+    install_typed<float>(comp, surface, p, init, dt, converge, limits);
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <string>
 
+#include "engine/core/state_checks.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "engine/io/tissue_output.hpp"
@@ -371,4 +372,57 @@ TEST_CASE("an ensemble runs its members on threads of their own with the results
   again.out = dir / "sweep_2";
   CHECK_THROWS_WITH(Ensemble(registry, sweep::read_sweep(dir / "other.toml"), again),
                     Catch::Contains("holds another sweep"));
+}
+
+TEST_CASE("the magnitude guard stops a field beyond its bound or growing without bound", "[runner][checks]") {
+  const std::vector<std::string> species{"a", "b"};
+  const auto where = [](std::size_t s) { return "at vertex " + std::to_string(s); };
+  SECTION("beyond the bound: the species, value, step and key are named") {
+    MagnitudeGuard guard("surface_rd", "surface_rd", MagnitudeLimits{});
+    guard.observe(100, species, {1.0, 1e12}, where);  // at the bound is allowed
+    try {
+      guard.observe(200, species, {1.0, 3e66}, where);
+      FAIL("no NumericalError");
+    } catch (const NumericalError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("step 200") != std::string::npos);
+      CHECK(m.find("species b") != std::string::npos);
+      CHECK(m.find("3e+66") != std::string::npos);
+      CHECK(m.find("at vertex 1") != std::string::npos);
+      CHECK(m.find("surface_rd.max_abs = 1e+12") != std::string::npos);
+    }
+  }
+  SECTION("growth: more than tenfold at growth_checks checks in a row") {
+    MagnitudeLimits limits;
+    limits.growth_checks = 3;
+    MagnitudeGuard guard("grid_rd", "grid_rd", limits);
+    double v = 1e-3;
+    guard.observe(0, species, {1.0, v}, where);
+    guard.observe(1, species, {1.0, v *= 11.0}, where);
+    guard.observe(2, species, {1.0, v *= 11.0}, where);
+    guard.observe(3, species, {1.0, v *= 2.0}, where);  // the run of growing checks is broken
+    guard.observe(4, species, {1.0, v *= 11.0}, where);
+    guard.observe(5, species, {1.0, v *= 11.0}, where);
+    try {
+      guard.observe(6, species, {1.0, v * 11.0}, where);
+      FAIL("no NumericalError");
+    } catch (const NumericalError& e) {
+      CHECK(std::string(e.what()).find("grew more than 10-fold at each of 3 checks in a row (since step 4") !=
+            std::string::npos);
+    }
+  }
+  SECTION("no growth check when growth_checks = 0; growth from zero is not counted") {
+    MagnitudeLimits limits;
+    limits.growth_checks = 0;
+    MagnitudeGuard off("grid_rd", "grid_rd", limits);
+    MagnitudeGuard on("grid_rd", "grid_rd", MagnitudeLimits{});
+    double v = 1e-6;
+    on.observe(0, species, {0.0, v}, where);
+    off.observe(0, species, {0.0, v}, where);
+    for (int k = 1; k <= 10; ++k) {
+      v *= 10.0;  // exactly tenfold: not more than tenfold
+      CHECK_NOTHROW(on.observe(k, species, {k < 5 ? 0.0 : 1.0, v}, where));
+      CHECK_NOTHROW(off.observe(k, species, {0.0, v * static_cast<double>(k)}, where));
+    }
+  }
 }
