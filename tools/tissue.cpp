@@ -10,6 +10,7 @@
 //   mpirun -np N tissue sweep SWEEP ...   (a build with MPI: rank 0 hands members to the others)
 //   tissue render RUN_DIR OUT.png [--size WxH]
 //   tissue modules
+//   tissue export-sbml SCENARIO [--out FILE]   (the scenario's gene network as SBML)
 //   tissue --version
 //
 // Exit codes: 0 success; 1 I/O or internal error (for render: ParaView not installed, or failed); 2 invalid
@@ -21,16 +22,20 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <string>
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
+#include "modules/gene_network/network_export.hpp"
 #include "tools/paraview_render.hpp"
 #include "tools/sweep_command.hpp"
 
@@ -56,6 +61,28 @@ int check(const std::string& path, const std::string& backend) {
   // --backend says otherwise
   std::printf("memory estimate: %.4g GB host, %.4g GB device (%s backend)\n", sim->memory.host / 1e9,
               sim->memory.device / 1e9, std::string(exec::to_string(exec::backend())).c_str());
+  return kExitOk;
+}
+
+/// tissue export-sbml: the network the scenario runs, as SBML, to `out` (stdout when empty); the
+/// [gene_network] keys that read it back go to stderr.
+int export_sbml(const std::string& path, const std::string& out) {
+  select_backend("cpu");
+  const auto scenario = io::Scenario::from_file(path);
+  auto sim = builtin_modules().build_simulation(scenario);
+  std::string id = std::filesystem::path(path).stem().string();  // an SBML SId: letters, digits, _
+  for (char& ch : id)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "network_" + id;
+  const auto result = grn::export_network_sbml(sim->schedule, id);
+  if (out.empty()) {
+    std::fputs(result.sbml.c_str(), stdout);
+  } else {
+    io::write_file_atomic(out, result.sbml);
+    std::printf("%s: the gene network of %s as SBML\n", out.c_str(), path.c_str());
+  }
+  std::fprintf(stderr, "# to read it back: [gene_network] with sbml = \"<file>\" and\n%s",
+               result.inputs.c_str());
   return kExitOk;
 }
 
@@ -130,6 +157,15 @@ int main(int argc, char** argv) {
       ->add_option("--backend", check_backend, "cpu or cuda: the backend whose memory is estimated (cpu)")
       ->check(not_empty);
 
+  std::string export_path, export_out;
+  auto* export_cmd = app.add_subcommand(
+      "export-sbml",
+      "write the scenario's gene network (built-in, written in the scenario or read from SBML) "
+      "as SBML Level 3 (docs/sbml.md)");
+  export_cmd->add_option("scenario", export_path, "scenario file (TOML)")->required();
+  export_cmd->add_option("--out", export_out, "SBML file to write (default: standard output)")
+      ->check(not_empty);
+
   tools::SweepOptions sweep;
   sweep.command = request.command;
   auto* sweep_cmd = app.add_subcommand(
@@ -186,6 +222,7 @@ int main(int argc, char** argv) {
   try {
     if (*run_cmd) return run(std::move(request), backend);
     if (*check_cmd) return check(check_path, check_backend);
+    if (*export_cmd) return export_sbml(export_path, export_out);
     if (*sweep_cmd) return tools::sweep_command(sweep);
     if (*modules_cmd) return list_modules();
     if (*render_cmd) {

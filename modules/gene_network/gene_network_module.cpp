@@ -6,6 +6,7 @@
 #include "engine/schedule/module_registry.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/network_expressions.hpp"
+#include "modules/gene_network/sbml_network.hpp"
 #include "modules/gene_network/user_network.hpp"
 
 namespace tissue::grn {
@@ -31,8 +32,11 @@ void install_gene_network(Composition& comp) {
   double neighbour_distance = 0.0;
   std::unique_ptr<System> network;
   const NoiseParams noise = read_noise_params(table);
-  if (has_user_network(table)) {
-    auto spec = read_user_network(table, comp.cell_inputs());
+  if (has_user_network(table) || has_sbml_network(table)) {
+    // a network written in the scenario, or read from SBML: the same spec, compiled the same way
+    auto spec = has_sbml_network(table)
+                    ? read_sbml_network(table, comp.settings().scenario_path, comp.cell_inputs())
+                    : read_user_network(table, comp.cell_inputs());
     for (const auto& sp : spec.species) {
       names.push_back(sp.name);
       initial.push_back(sp.initial);

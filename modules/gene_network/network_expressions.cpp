@@ -166,7 +166,12 @@ UserNetworkSpec read_user_network(const io::ScenarioTable& t,
     spec.suprabasal = t.string("suprabasal", "");
     spec.suprabasal_where = t.where("suprabasal") + ": " + t.path() + ".suprabasal";
   }
+  check_user_network(spec, t, available_fields);
+  return spec;
+}
 
+void check_user_network(UserNetworkSpec& spec, const io::ScenarioTable& t,
+                        const std::vector<std::string>& available_fields) {
   // check every expression; collect the means, fields and adhesion they read
   std::set<int> means;
   std::set<std::string> fields;
@@ -196,7 +201,6 @@ UserNetworkSpec read_user_network(const io::ScenarioTable& t,
   if (spec.fields.size() > static_cast<std::size_t>(kMaxNetworkFields))
     t.fail("species", "the network reads " + std::to_string(spec.fields.size()) + " signal fields; at most " +
                           std::to_string(kMaxNetworkFields) + " are supported");
-  return spec;
 }
 
 std::string cuda_source(const UserNetworkSpec& spec) {

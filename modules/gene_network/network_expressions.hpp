@@ -60,6 +60,14 @@ bool has_user_network(const io::ScenarioTable& gene_network);
 UserNetworkSpec read_user_network(const io::ScenarioTable& gene_network,
                                   const std::vector<std::string>& available_fields);
 
+/// Checks every expression of `spec` (species rates and `suprabasal`, whose `where` name their places) and
+/// fills what they read: mean_species, fields (of `available_fields`, in that order) and reads_adhesion.
+/// Shared by networks written in the scenario and networks read from SBML (sbml_network.hpp).
+/// @throws InputError naming the expression's place and token for any expression error; at the key
+///         "species" of `t` for more than kMaxMeanSpecies neighbour means or kMaxNetworkFields fields.
+void check_user_network(UserNetworkSpec& spec, const io::ScenarioTable& t,
+                        const std::vector<std::string>& available_fields);
+
 /// CUDA C++ source of the kernel
 ///   extern "C" __global__ void user_network_stage(const float* eval, const float* base, float* out,
 ///       const float* means, UserNetworkFields fields, unsigned* flags, unsigned suprabasal_bit,

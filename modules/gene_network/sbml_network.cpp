@@ -1,0 +1,525 @@
+// SBML import and export of gene networks with libSBML: the model becomes a UserNetworkSpec (species,
+// parameters, rate expressions in the scenario's expression language), compiled as every scenario network.
+
+#include "modules/gene_network/sbml_network.hpp"
+
+#include <sbml/SBMLTypes.h>
+#include <sbml/conversion/ConversionProperties.h>
+#include <sbml/math/L3Parser.h>
+#include <sbml/math/L3ParserSettings.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+
+#include "engine/exec/error.hpp"
+#include "modules/gene_network/expression_language.hpp"
+
+namespace tissue::grn {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// Thrown inside the reader; the caller prefixes the scenario key.
+struct SbmlError {
+  std::string what;
+};
+
+[[noreturn]] void refuse(const std::string& element, const std::string& id, const std::string& what) {
+  throw SbmlError{element + " '" + id + "': " + what};
+}
+
+std::string number(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+/// Translates SBML math into the expression language. `symbols` maps an SBML id to its text (a name of the
+/// network, an input, or a parenthesised assignment-rule expression).
+class MathWriter {
+ public:
+  MathWriter(const std::map<std::string, std::string>& symbols, std::string element, std::string id)
+      : symbols_(symbols), element_(std::move(element)), id_(std::move(id)) {}
+
+  std::string write(const ASTNode* n) const {
+    if (n == nullptr) refuse(element_, id_, "has no math");
+    const auto c = [&](unsigned i) { return write(n->getChild(i)); };
+    const unsigned k = n->getNumChildren();
+    const auto join = [&](const char* op) {
+      std::string s = "(";
+      for (unsigned i = 0; i < k; ++i) s += (i ? std::string(" ") + op + " " : "") + c(i);
+      return s + ")";
+    };
+    switch (n->getType()) {
+      case AST_INTEGER:
+        return number(static_cast<double>(n->getInteger()));
+      case AST_REAL:
+      case AST_REAL_E:
+      case AST_RATIONAL:
+        return number(n->getReal());
+      case AST_CONSTANT_E:
+        return number(std::exp(1.0));
+      case AST_CONSTANT_PI:
+        return number(M_PI);
+      case AST_CONSTANT_TRUE:
+        return "1.0";
+      case AST_CONSTANT_FALSE:
+        return "0.0";
+      case AST_NAME_AVOGADRO:
+        return number(6.02214076e23);
+      case AST_NAME: {
+        const auto it = symbols_.find(n->getName());
+        if (it == symbols_.end()) refuse(element_, id_, std::string("unknown symbol '") + n->getName() + "'");
+        return it->second;
+      }
+      case AST_NAME_TIME:
+        refuse(element_, id_, "reads the time csymbol, which a per-cell network has no meaning for");
+      case AST_FUNCTION_DELAY:
+        refuse(element_, id_, "uses delay(), which is not supported");
+      case AST_PLUS:
+        return k == 0 ? "0.0" : join("+");
+      case AST_TIMES:
+        return k == 0 ? "1.0" : join("*");
+      case AST_MINUS:
+        if (k == 1) return "(-" + c(0) + ")";
+        return join("-");
+      case AST_DIVIDE:
+        return join("/");
+      case AST_POWER:
+      case AST_FUNCTION_POWER:
+        return "pow(" + c(0) + ", " + c(1) + ")";
+      case AST_FUNCTION_EXP:
+        return "exp(" + c(0) + ")";
+      case AST_FUNCTION_LN:
+        return "log(" + c(0) + ")";
+      case AST_FUNCTION_LOG:  // log(base, x) or log10(x)
+        if (k == 2) return "(log(" + c(1) + ") / log(" + c(0) + "))";
+        return "(log(" + c(0) + ") / " + number(std::log(10.0)) + ")";
+      case AST_FUNCTION_ROOT:  // root(degree, x) or sqrt(x)
+        if (k == 2) return "pow(" + c(1) + ", 1.0 / " + c(0) + ")";
+        return "sqrt(" + c(0) + ")";
+      case AST_FUNCTION_ABS:
+        return "abs(" + c(0) + ")";
+      case AST_FUNCTION_MAX:
+      case AST_FUNCTION_MIN: {
+        const char* f = n->getType() == AST_FUNCTION_MAX ? "max" : "min";
+        std::string s = c(0);
+        for (unsigned i = 1; i < k; ++i) s = std::string(f) + "(" + s + ", " + c(i) + ")";
+        return s;
+      }
+      case AST_RELATIONAL_EQ:
+        return "(" + c(0) + " == " + c(1) + ")";
+      case AST_RELATIONAL_NEQ:
+        return "(" + c(0) + " != " + c(1) + ")";
+      case AST_RELATIONAL_LT:
+        return "(" + c(0) + " < " + c(1) + ")";
+      case AST_RELATIONAL_LEQ:
+        return "(" + c(0) + " <= " + c(1) + ")";
+      case AST_RELATIONAL_GT:
+        return "(" + c(0) + " > " + c(1) + ")";
+      case AST_RELATIONAL_GEQ:
+        return "(" + c(0) + " >= " + c(1) + ")";
+      case AST_LOGICAL_AND:
+        return join("&&");
+      case AST_LOGICAL_OR:
+        return join("||");
+      case AST_LOGICAL_NOT:
+        return "(" + c(0) + " == 0.0)";
+      case AST_FUNCTION_PIECEWISE: {  // value1, cond1, value2, cond2, ..., [otherwise]
+        std::string tail = (k % 2 == 1) ? c(k - 1) : std::string("0.0");
+        for (int i = static_cast<int>(k / 2) - 1; i >= 0; --i)
+          tail = "(" + c(2 * i + 1) + " ? " + c(2 * i) + " : " + tail + ")";
+        return tail;
+      }
+      case AST_FUNCTION:
+        refuse(element_, id_,
+               std::string("calls '") + n->getName() + "', which is not a function definition");
+      default: {
+        const char* name = n->getName();
+        refuse(element_, id_,
+               std::string("uses the MathML function '") + (name ? name : "?") +
+                   "', which the expression language lacks (supported: + - * / power exp ln log root abs "
+                   "min max piecewise, comparisons, and or not)");
+      }
+    }
+  }
+
+ private:
+  const std::map<std::string, std::string>& symbols_;
+  std::string element_, id_;
+};
+
+/// The first error libSBML reported, as "line N: message".
+std::string first_error(const SBMLDocument& doc) {
+  for (unsigned i = 0; i < doc.getNumErrors(); ++i) {
+    const SBMLError* e = doc.getError(i);
+    if (e->isError() || e->isFatal()) {
+      std::string msg = e->getMessage();
+      for (char& ch : msg)
+        if (ch == '\n' || ch == '\r') ch = ' ';
+      while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+      return "line " + std::to_string(e->getLine()) + ": " + msg;
+    }
+  }
+  return "";
+}
+
+/// Runs one of libSBML's converters (expandFunctionDefinitions, expandInitialAssignments, ...).
+void convert(SBMLDocument& doc, const char* option, const char* element) {
+  ConversionProperties props;
+  props.addOption(option, true);
+  if (doc.convert(props) != LIBSBML_OPERATION_SUCCESS) {
+    const auto e = first_error(doc);
+    throw SbmlError{std::string(element) + ": libSBML's converter '" + option + "' failed" +
+                    (e.empty() ? "" : ": " + e)};
+  }
+}
+
+/// The model translated; the caller binds inputs by name.
+UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& inputs) {
+  if (m.getNumEvents() > 0)
+    refuse("event", m.getEvent(0)->getId(),
+           "events are not supported (trigger and assignments would have to run per cell per step)");
+  if (m.getLevel() >= 3 && m.isSetConversionFactor())
+    refuse("model", m.getId(), "conversionFactor is not supported");
+  if (m.getLevel() >= 3 && m.isSetExtentUnits() && m.isSetSubstanceUnits() &&
+      m.getExtentUnits() != m.getSubstanceUnits())
+    refuse("model", m.getId(),
+           "extentUnits '" + m.getExtentUnits() + "' differ from substanceUnits '" + m.getSubstanceUnits() +
+               "' (a conversion factor would be needed; not supported)");
+  for (unsigned i = 0; i < m.getNumInitialAssignments(); ++i)
+    refuse("initialAssignment", m.getInitialAssignment(i)->getSymbol(), "could not be expanded");
+
+  std::map<std::string, const Rule*> assignment, rate;
+  for (unsigned i = 0; i < m.getNumRules(); ++i) {
+    const Rule* r = m.getRule(i);
+    if (r->isAlgebraic())
+      refuse("algebraicRule", r->getId().empty() ? std::to_string(i) : r->getId(),
+             "algebraic rules are not supported");
+    if (r->isAssignment()) assignment[r->getVariable()] = r;
+    if (r->isRate()) rate[r->getVariable()] = r;
+  }
+  for (const auto& [id, engine] : inputs) {
+    if (m.getSpecies(id) == nullptr && m.getParameter(id) == nullptr)
+      throw SbmlError{"[gene_network.inputs] names '" + id +
+                      "', which is no species or parameter of the model"};
+    if (assignment.count(id) || rate.count(id))
+      refuse(m.getSpecies(id) ? "species" : "parameter", id,
+             "is an input (bound to " + engine + ") but a rule sets it");
+  }
+
+  UserNetworkSpec spec;
+  std::map<std::string, std::string> symbols;  // SBML id -> text in the expression language
+  std::map<std::string, int> state;            // SBML id -> species index of the spec
+  std::map<std::string, double> volume;        // species id -> compartment size (concentration species)
+  const auto add_state = [&](const std::string& id, double initial) {
+    state[id] = static_cast<int>(spec.species.size());
+    UserSpecies u;
+    u.name = id;
+    u.initial = initial;
+    spec.species.push_back(u);
+    symbols[id] = id;
+  };
+  for (unsigned i = 0; i < m.getNumCompartments(); ++i) {
+    const Compartment* c = m.getCompartment(i);
+    if (!c->getConstant()) refuse("compartment", c->getId(), "non-constant compartments are not supported");
+    if (assignment.count(c->getId()) || rate.count(c->getId()))
+      refuse("compartment", c->getId(), "a rule sets its size; non-constant compartments are not supported");
+    const double size = c->isSetSize() ? c->getSize() : 1.0;
+    if (!(size > 0) || !std::isfinite(size)) refuse("compartment", c->getId(), "needs a positive size");
+    spec.parameters.emplace_back(c->getId(), size);
+    symbols[c->getId()] = c->getId();
+  }
+  for (unsigned i = 0; i < m.getNumParameters(); ++i) {
+    const Parameter* p = m.getParameter(i);
+    const auto& id = p->getId();
+    if (inputs.count(id)) {
+      symbols[id] = inputs.at(id);
+    } else if (rate.count(id)) {
+      add_state(id, p->isSetValue() ? p->getValue() : 0.0);
+    } else if (!assignment.count(id)) {
+      if (!p->isSetValue()) refuse("parameter", id, "has no value");
+      spec.parameters.emplace_back(id, p->getValue());
+      symbols[id] = id;
+    }
+  }
+  for (unsigned i = 0; i < m.getNumSpecies(); ++i) {
+    const Species* s = m.getSpecies(i);
+    const auto& id = s->getId();
+    if (s->isSetConversionFactor()) refuse("species", id, "conversionFactor is not supported");
+    const Compartment* c = m.getCompartment(s->getCompartment());
+    const double v = c != nullptr && c->isSetSize() ? c->getSize() : 1.0;
+    const bool amount = s->getHasOnlySubstanceUnits();
+    double initial = 0.0;
+    if (s->isSetInitialConcentration())
+      initial = amount ? s->getInitialConcentration() * v : s->getInitialConcentration();
+    else if (s->isSetInitialAmount())
+      initial = amount ? s->getInitialAmount() : s->getInitialAmount() / v;
+    else if (!inputs.count(id) && !assignment.count(id))
+      refuse("species", id, "has neither initialConcentration nor initialAmount");
+    if (!amount) volume[id] = v;
+    if (inputs.count(id)) {
+      symbols[id] = inputs.at(id);
+    } else if (assignment.count(id)) {
+      // set below
+    } else if (s->getConstant() || (s->getBoundaryCondition() && !rate.count(id))) {
+      spec.parameters.emplace_back(id, initial);
+      symbols[id] = id;
+    } else {
+      if (initial < 0)
+        refuse("species", id, "has a negative initial value (concentrations are clamped at 0)");
+      add_state(id, initial);
+    }
+  }
+  // assignment rules: substituted where they are read, in an order that resolves chains
+  std::map<std::string, int> visiting;
+  std::function<void(const std::string&)> resolve = [&](const std::string& id) {
+    if (symbols.count(id)) return;
+    if (visiting[id]++) refuse("assignmentRule", id, "the assignment rules form a cycle");
+    const Rule* r = assignment.at(id);
+    // resolve what it reads first
+    std::function<void(const ASTNode*)> walk = [&](const ASTNode* n) {
+      if (n == nullptr) return;
+      if (n->getType() == AST_NAME && assignment.count(n->getName())) resolve(n->getName());
+      for (unsigned j = 0; j < n->getNumChildren(); ++j) walk(n->getChild(j));
+    };
+    walk(r->getMath());
+    symbols[id] = "(" + MathWriter(symbols, "assignmentRule", id).write(r->getMath()) + ")";
+  };
+  for (const auto& [id, r] : assignment) {
+    (void)r;
+    if (m.getSpecies(id) == nullptr && m.getParameter(id) == nullptr)
+      refuse("assignmentRule", id, "assigns a compartment or species reference, which is not supported");
+    resolve(id);
+  }
+
+  // rates: reactions (divided by the compartment size for concentration species) and rate rules
+  std::vector<std::string> terms(spec.species.size());
+  for (unsigned i = 0; i < m.getNumReactions(); ++i) {
+    const Reaction* r = m.getReaction(i);
+    if (r->isSetFast() && r->getFast()) refuse("reaction", r->getId(), "fast reactions are not supported");
+    if (!r->isSetKineticLaw() || !r->getKineticLaw()->isSetMath())
+      refuse("reaction", r->getId(), "has no kinetic law");
+    const std::string v = MathWriter(symbols, "reaction", r->getId()).write(r->getKineticLaw()->getMath());
+    const auto add = [&](const SpeciesReference* ref, double sign) {
+      if (ref->isSetStoichiometryMath()) refuse("reaction", r->getId(), "stoichiometryMath is not supported");
+      if (!ref->getId().empty() && (assignment.count(ref->getId()) || rate.count(ref->getId())))
+        refuse("reaction", r->getId(), "a rule sets the stoichiometry of '" + ref->getId() + "'");
+      const auto it = state.find(ref->getSpecies());
+      if (it == state.end()) return;  // boundary, constant or input species: reactions do not change it
+      const Species* s = m.getSpecies(ref->getSpecies());
+      if (s->getBoundaryCondition()) return;
+      const double st = sign * (ref->isSetStoichiometry() ? ref->getStoichiometry() : 1.0);
+      std::string term = number(st) + " * " + v;
+      if (volume.count(ref->getSpecies()))
+        term = "(" + term + ") / " + m.getSpecies(ref->getSpecies())->getCompartment();
+      auto& t = terms[static_cast<std::size_t>(it->second)];
+      t += (t.empty() ? "" : " + ") + term;
+    };
+    for (unsigned j = 0; j < r->getNumReactants(); ++j) add(r->getReactant(j), -1.0);
+    for (unsigned j = 0; j < r->getNumProducts(); ++j) add(r->getProduct(j), 1.0);
+  }
+  for (const auto& [id, r] : rate) {
+    const auto it = state.find(id);
+    if (it == state.end()) refuse("rateRule", id, "sets a symbol that is not a species or parameter state");
+    auto& t = terms[static_cast<std::size_t>(it->second)];
+    if (!t.empty()) refuse("rateRule", id, "sets a species that reactions also change");
+    t = MathWriter(symbols, "rateRule", id).write(r->getMath());
+  }
+  for (std::size_t k = 0; k < spec.species.size(); ++k)
+    spec.species[k].rate = terms[k].empty() ? "0.0" : terms[k];
+  return spec;
+}
+
+}  // namespace
+
+bool has_sbml_network(const io::ScenarioTable& gene_network) {
+  return gene_network.has("sbml");
+}
+
+bool sbml_available() {
+  return true;
+}
+
+UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string& scenario_path,
+                                  const std::vector<std::string>& available_fields) {
+  if (t.has("species")) t.fail("sbml", "give either sbml or [[gene_network.species]], not both");
+  fs::path file = t.string("sbml", "");
+  if (file.empty()) t.fail("sbml", "an empty path");
+  if (file.is_relative()) file = fs::path(scenario_path).parent_path() / file;
+  const std::string name = file.filename().string();
+  const std::string ext = file.extension().string();
+  if (ext == ".ant" || ext == ".antimony")
+    t.fail("sbml", name +
+                       ": Antimony files are converted to SBML first (docs/sbml.md: antimony_to_sbml.py); "
+                       "this build reads SBML (.xml, .sbml)");
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) t.fail("sbml", file.string() + ": SBML file not found");
+  std::ifstream in(file, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  t.record_input_file(fs::absolute(file).lexically_normal(), bytes);
+
+  // inputs: SBML id -> engine quantity
+  std::map<std::string, std::string> inputs;
+  const auto in_table = t.table("inputs");
+  for (const auto& key : in_table.keys()) {
+    const std::string q = in_table.string(key, "");
+    const bool field =
+        std::find(available_fields.begin(), available_fields.end(), q) != available_fields.end();
+    if (q != "adhesion" && q.rfind("mean_", 0) != 0 && !field)
+      in_table.fail(
+          key, "\"" + q + "\" is not an engine quantity (adhesion, mean_<species>, or a sampled field: " +
+                   [&] {
+                     std::string s;
+                     for (const auto& f : available_fields) s += (s.empty() ? "" : ", ") + f;
+                     return s.empty() ? std::string("none") : s;
+                   }() +
+                   ")");
+    inputs[key] = q;
+  }
+
+  UserNetworkSpec spec;
+  try {
+    std::unique_ptr<SBMLDocument> doc(readSBMLFromString(bytes.c_str()));
+    if (doc == nullptr) throw SbmlError{"libSBML could not read the file"};
+    const auto e = first_error(*doc);
+    if (!e.empty()) throw SbmlError{e};
+    if (doc->getModel() == nullptr) throw SbmlError{"the document has no model"};
+    // libSBML's converters, not hand-written rewriting: function definitions inlined, initial assignments
+    // evaluated, local parameters promoted to global ones (named <reaction>_<parameter>)
+    if (doc->getModel()->getNumFunctionDefinitions() > 0)
+      convert(*doc, "expandFunctionDefinitions", "functionDefinition");
+    if (doc->getModel()->getNumInitialAssignments() > 0)
+      convert(*doc, "expandInitialAssignments", "initialAssignment");
+    convert(*doc, "promoteLocalParameters", "localParameter");
+    spec = translate(*doc->getModel(), inputs);
+  } catch (const SbmlError& err) {
+    t.fail("sbml", name + ": " + err.what);
+  }
+  // the means an input names must be of the network's species
+  for (const auto& [id, q] : inputs)
+    if (q.rfind("mean_", 0) == 0 && spec.species_index(q.substr(5)) < 0)
+      in_table.fail(id,
+                    "\"" + q + "\": '" + q.substr(5) + "' is not a species of the network (" + name + ")");
+  for (std::size_t i = 0; i < spec.species.size(); ++i) {
+    auto& s = spec.species[i];
+    if (!valid_expression_name(s.name) || s.name.rfind("mean_", 0) == 0 || s.name == "adhesion" ||
+        expression_functions().count(s.name))
+      t.fail("sbml", name + ": species '" + s.name +
+                         "': the id is reserved by the engine (adhesion, mean_*, "
+                         "function names); rename it");
+    s.where = t.where("sbml") + ": " + t.path() + ".sbml: " + name + ": rate of '" + s.name + "'";
+  }
+  for (const auto& [p, v] : spec.parameters) {
+    (void)v;
+    if (p == "adhesion" || p.rfind("mean_", 0) == 0 || expression_functions().count(p) ||
+        std::find(available_fields.begin(), available_fields.end(), p) != available_fields.end())
+      t.fail("sbml", name + ": parameter '" + p + "': the id is an engine quantity; bind it in [" + t.path() +
+                         ".inputs] (" + p + " = \"" + p + "\") or rename it");
+  }
+  spec.neighbour_distance = t.number("neighbour_distance", spec.neighbour_distance, io::Range::positive());
+  if (t.has("suprabasal")) {
+    spec.suprabasal = t.string("suprabasal", "");
+    spec.suprabasal_where = t.where("suprabasal") + ": " + t.path() + ".suprabasal";
+  }
+  check_user_network(spec, t, available_fields);
+  return spec;
+}
+
+namespace {
+
+/// Our expression text as an SBML L3 formula: log is the natural logarithm; ?: has no L3 infix form.
+std::unique_ptr<ASTNode> parse_formula(const std::string& expr, const std::string& what, Model* model) {
+  if (expr.find('?') != std::string::npos)
+    throw InputError(what + ": the ?: operator cannot be exported to SBML yet");
+  L3ParserSettings settings;
+  settings.setParseLog(L3P_PARSE_LOG_AS_LN);
+  settings.setModel(model);
+  std::unique_ptr<ASTNode> ast(SBML_parseL3FormulaWithSettings(expr.c_str(), &settings));
+  if (!ast)
+    throw InputError(what + ": SBML's formula parser refused \"" + expr +
+                     "\": " + SBML_getLastParseL3Error());
+  return ast;
+}
+
+}  // namespace
+
+std::string write_sbml(const UserNetworkSpec& spec, const std::string& model_id) {
+  SBMLDocument doc(3, 2);
+  Model* m = doc.createModel();
+  m->setId(model_id);
+  // the expression language's Hill functions (modules/gene_network/README.md)
+  const std::pair<const char*, const char*> functions[] = {
+      {"hill", "lambda(x, a, b, c, h, a + b / (1 + pow(c * x, h)))"},
+      {"hill_act", "lambda(x, K, n, pow(x, n) / (pow(K, n) + pow(x, n)))"},
+      {"hill_rep", "lambda(x, K, n, pow(K, n) / (pow(K, n) + pow(x, n)))"}};
+  for (const auto& [id, body] : functions) {
+    FunctionDefinition* f = m->createFunctionDefinition();
+    f->setId(id);
+    std::unique_ptr<ASTNode> ast(SBML_parseL3Formula(body));
+    f->setMath(ast.get());
+  }
+  Compartment* c = m->createCompartment();
+  c->setId("cell");
+  c->setSize(1.0);
+  c->setConstant(true);
+  c->setSpatialDimensions(3.0);
+  for (const auto& s : spec.species) {
+    Species* sp = m->createSpecies();
+    sp->setId(s.name);
+    sp->setCompartment("cell");
+    sp->setInitialConcentration(s.initial);
+    sp->setHasOnlySubstanceUnits(false);
+    sp->setBoundaryCondition(false);
+    sp->setConstant(false);
+  }
+  for (const auto& [id, v] : spec.parameters) {
+    Parameter* p = m->createParameter();
+    p->setId(id);
+    p->setValue(v);
+    p->setConstant(true);
+  }
+  std::vector<std::string> inputs;
+  if (spec.reads_adhesion) inputs.push_back("adhesion");
+  for (const int k : spec.mean_species)
+    inputs.push_back("mean_" + spec.species[static_cast<std::size_t>(k)].name);
+  for (const auto& f : spec.fields) inputs.push_back(f);
+  for (const auto& id : inputs) {
+    Parameter* p = m->createParameter();
+    p->setId(id);
+    p->setValue(0.0);
+    p->setConstant(false);  // set per cell by the engine: [gene_network.inputs]
+  }
+  for (const auto& s : spec.species) {
+    RateRule* r = m->createRateRule();
+    r->setVariable(s.name);
+    const auto ast = parse_formula(s.rate, s.where, m);
+    r->setMath(ast.get());
+  }
+  std::unique_ptr<char[], void (*)(void*)> text(writeSBMLToString(&doc), free);
+  return text ? std::string(text.get()) : std::string();
+}
+
+std::string sbml_inputs_table(const UserNetworkSpec& spec) {
+  std::string s = "[gene_network.inputs]\n";
+  if (spec.reads_adhesion) s += "adhesion = \"adhesion\"\n";
+  for (const int k : spec.mean_species) {
+    const auto n = "mean_" + spec.species[static_cast<std::size_t>(k)].name;
+    s += n + " = \"" + n + "\"\n";
+  }
+  for (const auto& f : spec.fields) s += f + " = \"" + f + "\"\n";
+  return s;
+}
+
+}  // namespace tissue::grn
