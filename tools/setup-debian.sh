@@ -16,7 +16,7 @@ packages=(
   libeigen3-dev                     # sparse Cholesky of the conformal Willmore flow (Eigen)
   libboost-dev                      # Boost.Odeint steppers (header-only)
   libmuparser-dev                   # expressions of scenario-defined gene networks (muParser)
-  libsbml5-dev python3-sbml5         # gene networks from SBML files (libSBML; the tests' SciPy reference parses SBML in Python)
+  libsbml5-dev python3-sbml5        # gene networks from SBML files (libSBML; the tests' SciPy reference parses SBML in Python)
   catch2                            # tests (Catch2 v2)
   python3-meshio python3-numpy      # independent reader of the VTK output in the tests
   python3-h5py                      # independent reader of the checkpoints in the tests

@@ -470,15 +470,25 @@ std::string write_sbml(const UserNetworkSpec& spec, const std::string& model_id)
     std::unique_ptr<ASTNode> ast(SBML_parseL3Formula(body));
     f->setMath(ast.get());
   }
+  // the compartment's id must differ from every name of the network (a network read from SBML keeps its
+  // compartments' sizes as parameters)
+  std::string compartment = "cell";
+  const auto taken = [&](const std::string& id) {
+    if (spec.species_index(id) >= 0) return true;
+    for (const auto& p : spec.parameters)
+      if (p.first == id) return true;
+    return false;
+  };
+  for (int k = 1; taken(compartment); ++k) compartment = "cell_" + std::to_string(k);
   Compartment* c = m->createCompartment();
-  c->setId("cell");
+  c->setId(compartment);
   c->setSize(1.0);
   c->setConstant(true);
   c->setSpatialDimensions(3.0);
   for (const auto& s : spec.species) {
     Species* sp = m->createSpecies();
     sp->setId(s.name);
-    sp->setCompartment("cell");
+    sp->setCompartment(compartment);
     sp->setInitialConcentration(s.initial);
     sp->setHasOnlySubstanceUnits(false);
     sp->setBoundaryCondition(false);
