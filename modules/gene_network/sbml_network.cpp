@@ -49,8 +49,11 @@ std::string number(double v) {
 /// network, an input, or a parenthesised assignment-rule expression).
 class MathWriter {
  public:
-  MathWriter(const std::map<std::string, std::string>& symbols, std::string element, std::string id)
-      : symbols_(symbols), element_(std::move(element)), id_(std::move(id)) {}
+  /// `model` for its function definitions; `native`: the ids of those that are the language's own hill,
+  /// hill_act or hill_rep (called as such: one call in muParser's bytecode instead of their expansion).
+  MathWriter(const std::map<std::string, std::string>& symbols, std::string element, std::string id,
+             const Model* model = nullptr, const std::set<std::string>* native = nullptr)
+      : symbols_(symbols), element_(std::move(element)), id_(std::move(id)), model_(model), native_(native) {}
 
   std::string write(const ASTNode* n) const {
     if (n == nullptr) refuse(element_, id_, "has no math");
@@ -142,9 +145,27 @@ class MathWriter {
           tail = "(" + c(2 * i + 1) + " ? " + c(2 * i) + " : " + tail + ")";
         return tail;
       }
-      case AST_FUNCTION:
-        refuse(element_, id_,
-               std::string("calls '") + n->getName() + "', which is not a function definition");
+      case AST_FUNCTION: {
+        // a call of a function definition: the language's own Hill functions stay calls; any other is
+        // expanded, its arguments bound to the lambda's bound variables (SBML's semantics of a call)
+        const FunctionDefinition* f = model_ ? model_->getFunctionDefinition(n->getName()) : nullptr;
+        if (f == nullptr || !f->isSetMath() || f->getNumArguments() != k)
+          refuse(element_, id_,
+                 std::string("calls '") + n->getName() + "' with " + std::to_string(k) +
+                     " arguments, which is no function definition of that many arguments");
+        if (native_ && native_->count(n->getName())) {
+          std::string s = std::string(n->getName()) + "(";
+          for (unsigned i = 0; i < k; ++i) s += (i ? ", " : "") + c(i);
+          return s + ")";
+        }
+        if (++depth_ > 64) refuse(element_, id_, "function definitions nest deeper than 64 calls");
+        std::map<std::string, std::string> bound;
+        for (unsigned i = 0; i < k; ++i) bound[f->getArgument(i)->getName()] = "(" + c(i) + ")";
+        const std::string body =
+            "(" + MathWriter(bound, element_, id_, model_, native_).write(f->getBody()) + ")";
+        --depth_;
+        return body;
+      }
       default: {
         const char* name = n->getName();
         refuse(element_, id_,
@@ -158,7 +179,29 @@ class MathWriter {
  private:
   const std::map<std::string, std::string>& symbols_;
   std::string element_, id_;
+  const Model* model_;
+  const std::set<std::string>* native_;
+  mutable int depth_ = 0;
 };
+
+/// The function definitions that are exactly the expression language's hill, hill_act or hill_rep (as
+/// write_sbml() writes them): same id, same lambda.
+std::set<std::string> native_functions(const Model& m) {
+  const std::pair<const char*, const char*> ours[] = {
+      {"hill", "lambda(x, a, b, c, h, a + b / (1 + pow(c * x, h)))"},
+      {"hill_act", "lambda(x, K, n, pow(x, n) / (pow(K, n) + pow(x, n)))"},
+      {"hill_rep", "lambda(x, K, n, pow(K, n) / (pow(K, n) + pow(x, n)))"}};
+  std::set<std::string> out;
+  for (const auto& [id, body] : ours) {
+    const FunctionDefinition* f = m.getFunctionDefinition(id);
+    if (f == nullptr || !f->isSetMath()) continue;
+    std::unique_ptr<ASTNode> canonical(SBML_parseL3Formula(body));
+    std::unique_ptr<char[], void (*)(void*)> a(SBML_formulaToL3String(f->getMath()), free);
+    std::unique_ptr<char[], void (*)(void*)> b(SBML_formulaToL3String(canonical.get()), free);
+    if (a && b && std::string(a.get()) == b.get()) out.insert(id);
+  }
+  return out;
+}
 
 /// The first error libSBML reported, as "line N: message".
 std::string first_error(const SBMLDocument& doc) {
@@ -219,6 +262,7 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
              "is an input (bound to " + engine + ") but a rule sets it");
   }
 
+  const std::set<std::string> native = native_functions(m);
   UserNetworkSpec spec;
   std::map<std::string, std::string> symbols;  // SBML id -> text in the expression language
   std::map<std::string, int> state;            // SBML id -> species index of the spec
@@ -295,7 +339,7 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
       for (unsigned j = 0; j < n->getNumChildren(); ++j) walk(n->getChild(j));
     };
     walk(r->getMath());
-    symbols[id] = "(" + MathWriter(symbols, "assignmentRule", id).write(r->getMath()) + ")";
+    symbols[id] = "(" + MathWriter(symbols, "assignmentRule", id, &m, &native).write(r->getMath()) + ")";
   };
   for (const auto& [id, r] : assignment) {
     (void)r;
@@ -311,7 +355,8 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
     if (r->isSetFast() && r->getFast()) refuse("reaction", r->getId(), "fast reactions are not supported");
     if (!r->isSetKineticLaw() || !r->getKineticLaw()->isSetMath())
       refuse("reaction", r->getId(), "has no kinetic law");
-    const std::string v = MathWriter(symbols, "reaction", r->getId()).write(r->getKineticLaw()->getMath());
+    const std::string v =
+        MathWriter(symbols, "reaction", r->getId(), &m, &native).write(r->getKineticLaw()->getMath());
     const auto add = [&](const SpeciesReference* ref, double sign) {
       if (ref->isSetStoichiometryMath()) refuse("reaction", r->getId(), "stoichiometryMath is not supported");
       if (!ref->getId().empty() && (assignment.count(ref->getId()) || rate.count(ref->getId())))
@@ -335,7 +380,7 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
     if (it == state.end()) refuse("rateRule", id, "sets a symbol that is not a species or parameter state");
     auto& t = terms[static_cast<std::size_t>(it->second)];
     if (!t.empty()) refuse("rateRule", id, "sets a species that reactions also change");
-    t = MathWriter(symbols, "rateRule", id).write(r->getMath());
+    t = MathWriter(symbols, "rateRule", id, &m, &native).write(r->getMath());
   }
   for (std::size_t k = 0; k < spec.species.size(); ++k)
     spec.species[k].rate = terms[k].empty() ? "0.0" : terms[k];
@@ -396,10 +441,9 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string&
     const auto e = first_error(*doc);
     if (!e.empty()) throw SbmlError{e};
     if (doc->getModel() == nullptr) throw SbmlError{"the document has no model"};
-    // libSBML's converters, not hand-written rewriting: function definitions inlined, initial assignments
-    // evaluated, local parameters promoted to global ones (named <reaction>_<parameter>)
-    if (doc->getModel()->getNumFunctionDefinitions() > 0)
-      convert(*doc, "expandFunctionDefinitions", "functionDefinition");
+    // libSBML's converters: initial assignments evaluated, local parameters promoted to global ones (named
+    // <reaction>_<parameter>). Function definitions are not expanded by libSBML's converter but bound at
+    // their calls by MathWriter, so that the language's own Hill functions stay single calls.
     if (doc->getModel()->getNumInitialAssignments() > 0)
       convert(*doc, "expandInitialAssignments", "initialAssignment");
     convert(*doc, "promoteLocalParameters", "localParameter");
