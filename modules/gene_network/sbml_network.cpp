@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -387,6 +388,355 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
   return spec;
 }
 
+/// A formula in Antimony's infix syntax (SBML's L3 infix, log = ln) as MathML.
+std::unique_ptr<ASTNode> antimony_formula(const std::string& text, const std::string& where) {
+  L3ParserSettings settings;
+  settings.setParseLog(L3P_PARSE_LOG_AS_LN);
+  std::unique_ptr<ASTNode> ast(SBML_parseL3FormulaWithSettings(text.c_str(), &settings));
+  if (!ast) {
+    std::string e = SBML_getLastParseL3Error();
+    for (char& ch : e)
+      if (ch == '\n') ch = ' ';
+    throw SbmlError{where + ": \"" + text + "\": " + e};
+  }
+  return ast;
+}
+
+std::string trim(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+bool is_id(const std::string& s) {
+  return valid_expression_name(s);
+}
+
+/// The subset of Antimony (Smith et al. 2009, Bioinformatics 25:2452) that networks are written in, as
+/// SBML Level 3 Version 2; see docs/sbml.md, "Antimony". Statements, one per line:
+///   model NAME / end                     (optional)
+///   compartment C = 2.5                  a compartment and its size (default: one of size 1)
+///   species S in C  or  S in C           the species' compartment
+///   J1: A + 2 B -> C; k1 * A * B         a reaction (label optional; $X a boundary species; -> or =>)
+///   S = 1.5                              initial concentration of a species, value of a parameter
+///   X' = expression                      a rate rule
+///   y := expression                      an assignment rule
+///   function f(x, y) / body / end        a function definition
+///   # or // comments, const/var/substanceOnly prefixes of declarations are ignored.
+/// Events (`at`), units, imports and model modules are refused naming the line.
+std::string antimony_to_sbml(const std::string& text, const std::string& file) {
+  struct Side {
+    std::vector<std::pair<std::string, double>> species;  // id, stoichiometry
+  };
+  struct AntimonyReaction {
+    std::string id, law;
+    Side left, right;
+    int line;
+  };
+  std::vector<std::pair<std::string, std::string>> compartments;  // id, size text
+  std::map<std::string, std::string> compartment_of;              // species -> compartment
+  std::vector<std::string> species_order;
+  std::set<std::string> species, boundary;
+  std::vector<std::pair<std::string, std::string>> values;  // id = expression, in order
+  std::vector<std::pair<std::string, std::string>> rate_rules, assignment_rules;
+  std::vector<AntimonyReaction> reactions;
+  std::vector<std::pair<std::string, std::string>> functions;  // "f(x, y)" header, body
+  std::string model_id = "antimony_model";
+  const auto add_species = [&](const std::string& id) {
+    if (species.insert(id).second) species_order.push_back(id);
+  };
+  std::istringstream in(text);
+  std::string raw;
+  int line = 0;
+  std::string function_header, function_body;
+  bool in_function = false;
+  while (std::getline(in, raw)) {
+    ++line;
+    const std::string where = file + ":" + std::to_string(line);
+    for (const char* c : {"#", "//"}) {
+      const auto k = raw.find(c);
+      if (k != std::string::npos) raw = raw.substr(0, k);
+    }
+    std::string st = trim(raw);
+    while (!st.empty() && st.back() == ';') st = trim(st.substr(0, st.size() - 1));
+    if (st.empty()) continue;
+    if (in_function) {
+      if (st == "end") {
+        functions.emplace_back(function_header, function_body);
+        in_function = false;
+      } else {
+        function_body += " " + st;
+      }
+      continue;
+    }
+    const auto word = st.substr(0, st.find_first_of(" \t("));
+    if (word == "model" || word == "end") {
+      if (word == "model") {
+        std::string rest = trim(st.substr(5));
+        if (!rest.empty() && rest[0] == '*') rest = trim(rest.substr(1));
+        rest = rest.substr(0, rest.find_first_of(" \t("));
+        if (is_id(rest)) model_id = rest;
+      }
+      continue;
+    }
+    if (word == "function") {
+      function_header = trim(st.substr(8));
+      function_body.clear();
+      in_function = true;
+      continue;
+    }
+    if (word == "at" || word == "import" || word == "unit" || word == "delete" ||
+        st.find(" at ") != std::string::npos)
+      throw SbmlError{where + ": '" + word + "' statements (events, imports, units) are not supported"};
+    for (const char* prefix : {"const ", "var ", "substanceOnly ", "species ", "compartment "}) {
+      if (st.rfind(prefix, 0) == 0) {
+        const bool is_compartment = std::string(prefix) == "compartment ";
+        const bool is_species = std::string(prefix) == "species ";
+        st = trim(st.substr(std::string(prefix).size()));
+        if (is_compartment) {  // compartment C [= size]
+          const auto eq = st.find('=');
+          const std::string id = trim(st.substr(0, eq));
+          if (!is_id(id)) throw SbmlError{where + ": compartment '" + id + "': not a valid id"};
+          compartments.emplace_back(id, eq == std::string::npos ? "1" : trim(st.substr(eq + 1)));
+          st.clear();
+        } else if (is_species && st.find('=') == std::string::npos && st.find(" in ") == std::string::npos) {
+          std::istringstream ids(st);
+          for (std::string id; std::getline(ids, id, ',');) {
+            id = trim(id);
+            if (!id.empty() && id[0] == '$') {
+              id = id.substr(1);
+              boundary.insert(id);
+            }
+            if (!is_id(id)) throw SbmlError{where + ": species '" + id + "': not a valid id"};
+            add_species(id);
+          }
+          st.clear();
+        }
+        break;
+      }
+    }
+    if (st.empty()) continue;
+    if (st.find("->") != std::string::npos || st.find("=>") != std::string::npos) {
+      AntimonyReaction r;
+      r.line = line;
+      const auto colon = st.find(':');
+      const auto arrow = st.find(st.find("->") != std::string::npos ? "->" : "=>");
+      if (colon != std::string::npos && colon < arrow) {
+        r.id = trim(st.substr(0, colon));
+        st = trim(st.substr(colon + 1));
+      } else {
+        r.id = "J" + std::to_string(reactions.size());
+      }
+      if (!is_id(r.id)) throw SbmlError{where + ": reaction label '" + r.id + "': not a valid id"};
+      const auto semi = st.find(';');
+      if (semi == std::string::npos)
+        throw SbmlError{where + ": reaction '" + r.id + "' has no rate law (; law)"};
+      r.law = trim(st.substr(semi + 1));
+      const std::string eq = st.substr(0, semi);
+      const auto a = eq.find(eq.find("->") != std::string::npos ? "->" : "=>");
+      const auto parse_side = [&](const std::string& side, Side& out) {
+        std::istringstream terms(side);
+        for (std::string term; std::getline(terms, term, '+');) {
+          term = trim(term);
+          if (term.empty()) continue;
+          double stoich = 1.0;
+          const auto sp = term.find_first_of(" \t");
+          if (sp != std::string::npos) {
+            char* end = nullptr;
+            const std::string num = term.substr(0, sp);
+            stoich = std::strtod(num.c_str(), &end);
+            if (end != num.c_str() + num.size())
+              throw SbmlError{where + ": reaction '" + r.id + "': '" + term +
+                              "' is not [stoichiometry] species"};
+            term = trim(term.substr(sp));
+          }
+          if (!term.empty() && term[0] == '$') {
+            term = term.substr(1);
+            boundary.insert(term);
+          }
+          if (!is_id(term))
+            throw SbmlError{where + ": reaction '" + r.id + "': '" + term + "' is not a species id"};
+          add_species(term);
+          out.species.emplace_back(term, stoich);
+        }
+      };
+      parse_side(eq.substr(0, a), r.left);
+      parse_side(eq.substr(a + 2), r.right);
+      reactions.push_back(r);
+      continue;
+    }
+    if (st.find(" in ") != std::string::npos && st.find('=') == std::string::npos) {  // S in C
+      const auto k = st.find(" in ");
+      std::string id = trim(st.substr(0, k));
+      if (!id.empty() && id[0] == '$') {
+        id = id.substr(1);
+        boundary.insert(id);
+      }
+      if (!is_id(id)) throw SbmlError{where + ": species '" + id + "': not a valid id"};
+      add_species(id);
+      compartment_of[id] = trim(st.substr(k + 4));
+      continue;
+    }
+    const auto assign = st.find(":=");
+    if (assign != std::string::npos) {
+      const std::string id = trim(st.substr(0, assign));
+      if (!is_id(id)) throw SbmlError{where + ": assignment rule of '" + id + "': not a valid id"};
+      assignment_rules.emplace_back(id, trim(st.substr(assign + 2)));
+      continue;
+    }
+    const auto eqs = st.find('=');
+    if (eqs == std::string::npos)
+      throw SbmlError{where + ": cannot read \"" + st + "\" (docs/sbml.md lists the Antimony subset)"};
+    std::string id = trim(st.substr(0, eqs));
+    const std::string rhs = trim(st.substr(eqs + 1));
+    if (!id.empty() && id.back() == '\'') {
+      id = trim(id.substr(0, id.size() - 1));
+      if (!is_id(id)) throw SbmlError{where + ": rate rule of '" + id + "': not a valid id"};
+      rate_rules.emplace_back(id, rhs);
+      continue;
+    }
+    std::string sid = id;
+    if (!sid.empty() && sid[0] == '$') {
+      sid = sid.substr(1);
+      boundary.insert(sid);
+      add_species(sid);
+    }
+    if (sid.find(" in ") != std::string::npos) {  // S in C = value
+      const auto k = sid.find(" in ");
+      compartment_of[trim(sid.substr(0, k))] = trim(sid.substr(k + 4));
+      sid = trim(sid.substr(0, k));
+      add_species(sid);
+    }
+    if (!is_id(sid)) throw SbmlError{where + ": '" + sid + "': not a valid id"};
+    values.emplace_back(sid, rhs);
+  }
+  if (in_function) throw SbmlError{file + ": function '" + function_header + "' has no end"};
+
+  SBMLDocument doc(3, 2);
+  Model* m = doc.createModel();
+  m->setId(model_id);
+  const std::string where = file;
+  for (const auto& [header, body] : functions) {
+    const auto open = header.find('('), close = header.rfind(')');
+    if (open == std::string::npos || close == std::string::npos)
+      throw SbmlError{where + ": function '" + header + "': expected name(arguments)"};
+    FunctionDefinition* f = m->createFunctionDefinition();
+    f->setId(trim(header.substr(0, open)));
+    const std::string args = trim(header.substr(open + 1, close - open - 1));
+    f->setMath(antimony_formula("lambda(" + args + (args.empty() ? "" : ", ") + trim(body) + ")",
+                                where + ": function '" + f->getId() + "'")
+                   .get());
+  }
+  std::set<std::string> compartment_ids;
+  for (const auto& [id, size] : compartments) compartment_ids.insert(id);
+  bool need_default = false;
+  for (const auto& sid : species_order)
+    if (!compartment_of.count(sid)) need_default = true;
+  if (need_default && !compartment_ids.count("default_compartment"))
+    compartments.emplace_back("default_compartment", "1");
+  std::map<std::string, std::string> value_of(values.begin(), values.end());
+  const auto number_of = [&](const std::string& id, const std::string& expr) {
+    char* end = nullptr;
+    const double v = std::strtod(expr.c_str(), &end);
+    if (end == expr.c_str() + expr.size() && !expr.empty()) return std::optional<double>(v);
+    (void)id;
+    return std::optional<double>();
+  };
+  std::set<std::string> ruled;
+  for (const auto& r : rate_rules) ruled.insert(r.first);
+  for (const auto& r : assignment_rules) ruled.insert(r.first);
+  const auto initial = [&](const std::string& id, const std::function<void(double)>& set_value) {
+    const auto it = value_of.find(id);
+    if (it == value_of.end()) return;
+    if (const auto v = number_of(id, it->second)) {
+      set_value(*v);
+    } else {  // an expression: an initial assignment, evaluated by libSBML's expandInitialAssignments
+      InitialAssignment* ia = m->createInitialAssignment();
+      ia->setSymbol(id);
+      ia->setMath(antimony_formula(it->second, where + ": initial value of '" + id + "'").get());
+    }
+  };
+  for (const auto& [id, size] : compartments) {
+    Compartment* c = m->createCompartment();
+    c->setId(id);
+    c->setConstant(true);
+    c->setSpatialDimensions(3.0);
+    c->setSize(1.0);
+    value_of.emplace(id, size);
+    initial(id, [&](double v) { c->setSize(v); });
+  }
+  for (const auto& sid : species_order) {
+    Species* sp = m->createSpecies();
+    sp->setId(sid);
+    sp->setCompartment(compartment_of.count(sid) ? compartment_of[sid] : "default_compartment");
+    sp->setHasOnlySubstanceUnits(false);
+    sp->setBoundaryCondition(boundary.count(sid) > 0);
+    sp->setConstant(false);
+    sp->setInitialConcentration(0.0);
+    initial(sid, [&](double v) { sp->setInitialConcentration(v); });
+  }
+  for (const auto& [id, expr] : values) {
+    if (species.count(id) || compartment_ids.count(id) || m->getParameter(id)) continue;
+    Parameter* p = m->createParameter();
+    p->setId(id);
+    p->setConstant(!ruled.count(id));
+    p->setValue(0.0);
+    initial(id, [&](double v) { p->setValue(v); });
+  }
+  for (const auto& id : ruled)
+    if (!species.count(id) && !m->getParameter(id)) {
+      Parameter* p = m->createParameter();
+      p->setId(id);
+      p->setConstant(false);
+      p->setValue(0.0);
+    }
+  for (const auto& [id, expr] : assignment_rules) {
+    AssignmentRule* r = m->createAssignmentRule();
+    r->setVariable(id);
+    r->setMath(antimony_formula(expr, where + ": " + id + " :=").get());
+  }
+  for (const auto& [id, expr] : rate_rules) {
+    RateRule* r = m->createRateRule();
+    r->setVariable(id);
+    r->setMath(antimony_formula(expr, where + ": " + id + "'").get());
+  }
+  for (const auto& rx : reactions) {
+    Reaction* r = m->createReaction();
+    r->setId(rx.id);
+    r->setReversible(false);
+    std::set<std::string> participants;
+    for (const auto& [sid, st] : rx.left.species) {
+      SpeciesReference* ref = r->createReactant();
+      ref->setSpecies(sid);
+      ref->setStoichiometry(st);
+      ref->setConstant(true);
+      participants.insert(sid);
+    }
+    for (const auto& [sid, st] : rx.right.species) {
+      SpeciesReference* ref = r->createProduct();
+      ref->setSpecies(sid);
+      ref->setStoichiometry(st);
+      ref->setConstant(true);
+      participants.insert(sid);
+    }
+    KineticLaw* law = r->createKineticLaw();
+    const auto ast =
+        antimony_formula(rx.law, file + ":" + std::to_string(rx.line) + ": reaction '" + rx.id + "'");
+    law->setMath(ast.get());
+    // species the law reads besides reactants and products are modifiers (SBML requires them listed)
+    std::function<void(const ASTNode*)> walk = [&](const ASTNode* n) {
+      if (n->getType() == AST_NAME && species.count(n->getName()) && !participants.count(n->getName())) {
+        participants.insert(n->getName());
+        r->createModifier()->setSpecies(n->getName());
+      }
+      for (unsigned j = 0; j < n->getNumChildren(); ++j) walk(n->getChild(j));
+    };
+    walk(ast.get());
+  }
+  std::unique_ptr<char[], void (*)(void*)> out(writeSBMLToString(&doc), free);
+  return out ? std::string(out.get()) : std::string();
+}
+
 }  // namespace
 
 bool has_sbml_network(const io::ScenarioTable& gene_network) {
@@ -405,10 +755,7 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string&
   if (file.is_relative()) file = fs::path(scenario_path).parent_path() / file;
   const std::string name = file.filename().string();
   const std::string ext = file.extension().string();
-  if (ext == ".ant" || ext == ".antimony")
-    t.fail("sbml", name +
-                       ": Antimony files are converted to SBML first (docs/sbml.md: antimony_to_sbml.py); "
-                       "this build reads SBML (.xml, .sbml)");
+  const bool antimony = ext == ".ant" || ext == ".antimony";
   std::error_code ec;
   if (!fs::is_regular_file(file, ec)) t.fail("sbml", file.string() + ": SBML file not found");
   std::ifstream in(file, std::ios::binary);
@@ -436,7 +783,8 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string&
 
   UserNetworkSpec spec;
   try {
-    std::unique_ptr<SBMLDocument> doc(readSBMLFromString(bytes.c_str()));
+    const std::string sbml = antimony ? antimony_to_sbml(bytes, name) : bytes;
+    std::unique_ptr<SBMLDocument> doc(readSBMLFromString(sbml.c_str()));
     if (doc == nullptr) throw SbmlError{"libSBML could not read the file"};
     const auto e = first_error(*doc);
     if (!e.empty()) throw SbmlError{e};

@@ -20,7 +20,8 @@ bool has_sbml_network(const io::ScenarioTable& gene_network);
 /// True when this build can read and write SBML (it was built with libSBML).
 bool sbml_available();
 
-/// Reads the network of the SBML file named by `gene_network.sbml` (relative to the scenario file) and
+/// Reads the network of the SBML file named by `gene_network.sbml` (relative to the scenario file; a .ant or
+/// .antimony file is first converted from the Antimony subset of docs/sbml.md to SBML Level 3) and
 /// binds the SBML symbols listed in [gene_network.inputs] (SBML id = engine quantity: "adhesion",
 /// "mean_<species id>" or a sampled field of `available_fields`) to the engine's per-cell quantities.
 /// Species are concentrations (amounts for hasOnlySubstanceUnits species); a reaction's rate enters the

@@ -108,12 +108,14 @@ class Reference:
 
 # Midpoint RK2 with dt = 0.01 has a global error O(dt^2) = 1e-4 relative on these O(1) rates over t = 10,
 # and the float species column adds about 1000 steps x 6e-8; the tolerance is 1e-3 of each species' scale.
-@pytest.mark.parametrize("name,inputs", [("decay", {}), ("toggle", {}), ("collier", {"dbar": 0.0})])
-def test_isolated_cell_matches_scipy(tmp_path, name, inputs):
+# toggle_ant: the same toggle written in Antimony (toggle.ant), against the SciPy integration of toggle.xml.
+@pytest.mark.parametrize("name,model,inputs", [("decay", "decay", {}), ("toggle", "toggle", {}),
+                                               ("toggle_ant", "toggle", {}), ("collier", "collier", {"dbar": 0.0})])
+def test_isolated_cell_matches_scipy(tmp_path, name, model, inputs):
     snaps = run(os.path.join(HERE, f"isolated_{name}.toml"), str(tmp_path / name))
     times = np.array([t for t, _ in snaps])
     assert len(times) == 11 and times[-1] == pytest.approx(10.0)
-    ref = Reference(os.path.join(HERE, f"{name}.xml"), inputs).solve(times)
+    ref = Reference(os.path.join(HERE, f"{model}.xml"), inputs).solve(times)
     for sid, values in ref.items():
         engine = np.array([float(data[sid][0]) for _, data in snaps])
         scale = np.max(np.abs(values))
@@ -274,3 +276,11 @@ def test_bad_input_unknown_species_in_mapping(tmp_path):
 
 def test_bad_input_missing_file(tmp_path):
     expect_bad_input(scenario_with(tmp_path, 'sbml = "nowhere.xml"'), "gene_network.sbml:", "nowhere.xml: SBML file not found")
+
+
+def test_bad_input_antimony(tmp_path):
+    """Antimony statements outside the supported subset (events) are refused naming the file and line."""
+    write(tmp_path, "m.ant", "x' = -x\nx = 1\nat (x < 0.5): x = 1\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "m.ant"'), "gene_network.sbml: m.ant: m.ant:3: 'at' statements")
+    write(tmp_path, "r.ant", "J1: A -> B\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "r.ant"'), "r.ant:1: reaction 'J1' has no rate law")
