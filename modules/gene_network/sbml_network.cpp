@@ -450,14 +450,26 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
   int line = 0;
   std::string function_header, function_body;
   bool in_function = false;
+  // statements: one per line, or several separated by ';' on a line without a reaction (a reaction's ';'
+  // separates its rate law)
+  std::vector<std::pair<int, std::string>> statements;
   while (std::getline(in, raw)) {
     ++line;
-    const std::string where = file + ":" + std::to_string(line);
     for (const char* c : {"#", "//"}) {
       const auto k = raw.find(c);
       if (k != std::string::npos) raw = raw.substr(0, k);
     }
-    std::string st = trim(raw);
+    if (raw.find("->") != std::string::npos || raw.find("=>") != std::string::npos) {
+      statements.emplace_back(line, raw);
+      continue;
+    }
+    std::istringstream parts(raw);
+    for (std::string part; std::getline(parts, part, ';');) statements.emplace_back(line, part);
+  }
+  for (auto& [stmt_line, stmt] : statements) {
+    line = stmt_line;
+    const std::string where = file + ":" + std::to_string(line);
+    std::string st = trim(stmt);
     while (!st.empty() && st.back() == ';') st = trim(st.substr(0, st.size() - 1));
     if (st.empty()) continue;
     if (in_function) {

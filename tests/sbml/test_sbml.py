@@ -136,12 +136,13 @@ def test_decay_analytic(tmp_path):
 SPECIES = ["notch", "delta", "bound", "ovol2", "ovol1", "cmyc"]
 
 
-def test_epidermis_sbml_equals_builtin(tmp_path):
-    """The built-in network exported to SBML (examples/sbml/epidermis_network.xml) and read back gives the
-    built-in's trajectories on 16 coupled cells to float rounding (1e-5 of each species' scale), with the
-    same states."""
+@pytest.mark.parametrize("variant", ["sbml", "antimony"])
+def test_epidermis_sbml_equals_builtin(tmp_path, variant):
+    """The built-in network exported to SBML (examples/sbml/epidermis_network.xml), or written by hand in
+    Antimony (examples/sbml/epidermis_network.ant), gives the built-in's trajectories on 16 coupled cells to
+    float rounding (1e-5 of each species' scale), with the same states."""
     a = run(os.path.join(HERE, "epidermis_builtin_small.toml"), str(tmp_path / "builtin"))
-    b = run(os.path.join(HERE, "epidermis_sbml_small.toml"), str(tmp_path / "sbml"))
+    b = run(os.path.join(HERE, f"epidermis_{variant}_small.toml"), str(tmp_path / variant))
     assert len(a) == len(b) == 5
     for (ta, da), (tb, db) in zip(a, b):
         assert ta == tb
@@ -173,7 +174,8 @@ def random_rhs_values(path, ids, inputs, rng):
     return np.array(values)
 
 
-@pytest.mark.parametrize("scenario", ["examples/sbml/epidermis_sbml.toml", "tests/sbml/isolated_toggle.toml",
+@pytest.mark.parametrize("scenario", ["examples/sbml/epidermis_sbml.toml", "examples/sbml/epidermis_antimony.toml",
+                                      "tests/sbml/isolated_toggle.toml", "tests/sbml/isolated_toggle_ant.toml",
                                       "tests/sbml/isolated_collier.toml", "scenarios/epidermis_user_network.toml"])
 def test_round_trip(tmp_path, scenario):
     """export-sbml, read back, export-sbml again: the same species, initial values and parameters, and the
