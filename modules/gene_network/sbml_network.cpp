@@ -388,17 +388,21 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
   return spec;
 }
 
+/// The L3 parser's last error message, one line (libSBML allocates it; the caller frees it).
+std::string last_parse_error() {
+  std::unique_ptr<char[], void (*)(void*)> e(SBML_getLastParseL3Error(), free);
+  std::string msg = e ? e.get() : "a syntax error";
+  for (char& ch : msg)
+    if (ch == '\n' || ch == '\r') ch = ' ';
+  return msg;
+}
+
 /// A formula in Antimony's infix syntax (SBML's L3 infix, log = ln) as MathML.
 std::unique_ptr<ASTNode> antimony_formula(const std::string& text, const std::string& where) {
   L3ParserSettings settings;
   settings.setParseLog(L3P_PARSE_LOG_AS_LN);
   std::unique_ptr<ASTNode> ast(SBML_parseL3FormulaWithSettings(text.c_str(), &settings));
-  if (!ast) {
-    std::string e = SBML_getLastParseL3Error();
-    for (char& ch : e)
-      if (ch == '\n') ch = ' ';
-    throw SbmlError{where + ": \"" + text + "\": " + e};
-  }
+  if (!ast) throw SbmlError{where + ": \"" + text + "\": " + last_parse_error()};
   return ast;
 }
 
@@ -852,8 +856,7 @@ std::unique_ptr<ASTNode> parse_formula(const std::string& expr, const std::strin
   settings.setModel(model);
   std::unique_ptr<ASTNode> ast(SBML_parseL3FormulaWithSettings(expr.c_str(), &settings));
   if (!ast)
-    throw InputError(what + ": SBML's formula parser refused \"" + expr +
-                     "\": " + SBML_getLastParseL3Error());
+    throw InputError(what + ": SBML's formula parser refused \"" + expr + "\": " + last_parse_error());
   return ast;
 }
 
