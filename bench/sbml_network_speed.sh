@@ -6,8 +6,8 @@
 #   written  scenarios/epidermis_user_network.toml    the network written in the scenario (muParser/NVRTC)
 #   sbml     examples/sbml/epidermis_sbml.toml        the same network read from SBML (muParser/NVRTC)
 # and prints the median wall time and steps/s of each and sbml / written. The written and SBML networks
-# are compiled by the same code (both are a UserNetworkSpec); the SBML one has the Hill functions inlined
-# by libSBML's expandFunctionDefinitions where the written one calls hill().
+# are compiled by the same code (both are a UserNetworkSpec); the SBML import binds function definitions
+# at their calls and keeps those that are the language's hill, hill_act and hill_rep as calls, as written.
 #   usage: bench/sbml_network_speed.sh [BACKEND] [STEPS] [REPEATS] [TISSUE]
 #   CPU:  bench/sbml_network_speed.sh cpu 200 3                          (build/cpu/tools/tissue)
 #   GPU:  bench/sbml_network_speed.sh cuda 20000 3 build/cuda/tools/tissue
