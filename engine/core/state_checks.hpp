@@ -3,11 +3,14 @@
 /// Numerical checks of the World's state that know no module: every floating-point column of the cells and
 /// elements tables (a gene network's species, sampled fields, whatever modules added) must be finite.
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/exec/algorithms.hpp"
 
 namespace tissue {
 
@@ -62,5 +65,28 @@ class MagnitudeGuard {
   std::vector<std::int64_t> since_;  ///< the step where the run of growing checks began, per species
   bool bound_ = false;               ///< what fail() reports: the bound (else the growth)
 };
+
+/// The largest |value| of each species of a species-major field (`species` blocks of `n` values, on the
+/// active backend), for MagnitudeGuard::observe(): two device reductions per species, nothing downloaded.
+template <class Real>
+std::vector<double> species_max_abs(Span<const Real> values, std::size_t species, std::size_t n) {
+  std::vector<double> out(species);
+  for (std::size_t s = 0; s < species; ++s) {
+    const Span<const Real> block = values.subspan(s * n, n);
+    out[s] = std::max(std::fabs(static_cast<double>(exec::max_value(block))),
+                      std::fabs(static_cast<double>(exec::min_value(block))));
+  }
+  return out;
+}
+
+/// Where species s's largest |value| lies within its block of `n` (host values, species-major): for the
+/// message of a failed magnitude check.
+template <class Real>
+std::size_t species_argmax_abs(const Real* host, std::size_t s, std::size_t n) {
+  std::size_t at = 0;
+  for (std::size_t i = 1; i < n; ++i)
+    if (std::fabs(host[s * n + i]) > std::fabs(host[s * n + at])) at = i;
+  return at;
+}
 
 }  // namespace tissue

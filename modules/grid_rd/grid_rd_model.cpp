@@ -102,17 +102,10 @@ void install_typed(Composition& comp, const GridRdParams& params, const InitialS
       [&field, guard = std::make_shared<MagnitudeGuard>("grid_rd", "grid_rd", limits)](World& world) {
         const std::size_t n = field.cells();
         const auto& names = field.species_names();
-        std::vector<double> max_abs(names.size());
-        for (std::size_t s = 0; s < names.size(); ++s) {
-          const auto values = Span<const Real>(field.current()).subspan(s * n, n);
-          max_abs[s] = std::max(std::fabs(static_cast<double>(exec::max_value(values))),
-                                std::fabs(static_cast<double>(exec::min_value(values))));
-        }
+        const auto max_abs = species_max_abs(Span<const Real>(field.current()), names.size(), n);
         guard->observe(world.step, names, max_abs, [&](std::size_t s) {
           field.download();  // only on failure: where the largest |value| lies
-          std::size_t at = 0;
-          for (std::size_t i = 1; i < n; ++i)
-            if (std::fabs(field.host()[s * n + i]) > std::fabs(field.host()[s * n + at])) at = i;
+          const std::size_t at = species_argmax_abs(field.host().data(), s, n);
           const GridShape& g = field.shape();
           const auto nx = static_cast<std::size_t>(g.nx), ny = static_cast<std::size_t>(g.ny);
           return "at node (" + std::to_string(at % nx) + ", " + std::to_string(at / nx % ny) + ", " +

@@ -176,17 +176,10 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
       [&field, guard = std::make_shared<MagnitudeGuard>("surface_rd", "surface_rd", limits)](World& world) {
         const std::size_t n = field.vertices();
         const auto& names = field.species_names();
-        std::vector<double> max_abs(names.size());
-        for (std::size_t s = 0; s < names.size(); ++s) {
-          const auto values = Span<const Real>(field.current()).subspan(s * n, n);
-          max_abs[s] = std::max(std::fabs(static_cast<double>(exec::max_value(values))),
-                                std::fabs(static_cast<double>(exec::min_value(values))));
-        }
+        const auto max_abs = species_max_abs(Span<const Real>(field.current()), names.size(), n);
         guard->observe(world.step, names, max_abs, [&](std::size_t s) {
           field.download();  // only on failure: where the largest |value| lies
-          std::size_t at = 0;
-          for (std::size_t v = 1; v < n; ++v)
-            if (std::fabs(field.host()[s * n + v]) > std::fabs(field.host()[s * n + at])) at = v;
+          const std::size_t at = species_argmax_abs(field.host().data(), s, n);
           return "at vertex " + std::to_string(at);
         });
       });
