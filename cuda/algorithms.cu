@@ -92,3 +92,67 @@ void reduce_max(const double* x, std::size_t n, double* result, void* temp, std:
 }
 
 }  // namespace tissue::cuda
+
+namespace tissue::cuda {
+
+namespace {
+constexpr int kSortThreads = 256;
+
+unsigned sort_blocks(std::size_t n) {
+  return static_cast<unsigned>((n + kSortThreads - 1) / kSortThreads);
+}
+
+__global__ void bin_histogram(const std::uint32_t* keys, std::size_t n, std::int32_t* counts) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) atomicAdd(counts + keys[i], 1);
+}
+
+__global__ void bin_scatter(const std::uint32_t* keys, std::size_t n, std::int32_t* cursor,
+                            std::int32_t* scattered) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i < n) scattered[atomicAdd(cursor + keys[i], 1)] = static_cast<std::int32_t>(i);
+}
+
+/// Slot s of the scattered order holds some index i of bin b; its place in the stable order is b's
+/// start plus the number of b's indices below i.
+__global__ void bin_rank(const std::uint32_t* keys, std::size_t n, const std::int32_t* starts,
+                         const std::int32_t* scattered, std::int32_t* order) {
+  const std::size_t s = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (s >= n) return;
+  const std::int32_t i = scattered[s];
+  const std::uint32_t b = keys[i];
+  const std::int32_t begin = starts[b], end = starts[b + 1];
+  std::int32_t rank = 0;
+  for (std::int32_t t = begin; t < end; ++t) rank += scattered[t] < i ? 1 : 0;
+  order[begin + rank] = i;
+}
+}  // namespace
+
+std::size_t counting_sort_bins_temp_bytes(std::size_t bins) {
+  std::size_t bytes = 0;
+  check(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<std::int32_t*>(nullptr),
+                                      static_cast<std::int32_t*>(nullptr), static_cast<int>(bins + 1)),
+        "cub exclusive sum (sizing)");
+  return bytes;
+}
+
+void counting_sort_bins(const std::uint32_t* keys, std::size_t n, std::size_t bins, std::int32_t* order,
+                        std::int32_t* starts, std::int32_t* cursor, std::int32_t* scattered, void* temp,
+                        std::size_t temp_bytes) {
+  const auto stream = static_cast<cudaStream_t>(current_stream());
+  note_enqueue();
+  check(cudaMemsetAsync(cursor, 0, (bins + 1) * sizeof(std::int32_t), stream), "bin counts (memset)");
+  if (n > 0) bin_histogram<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, cursor);
+  check(cudaGetLastError(), "bin histogram");
+  check(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cursor, starts, static_cast<int>(bins + 1), stream),
+        "cub exclusive sum");
+  if (n == 0) return;
+  check(cudaMemcpyAsync(cursor, starts, bins * sizeof(std::int32_t), cudaMemcpyDeviceToDevice, stream),
+        "bin cursors (copy)");
+  bin_scatter<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, cursor, scattered);
+  check(cudaGetLastError(), "bin scatter");
+  bin_rank<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, starts, scattered, order);
+  check(cudaGetLastError(), "bin rank");
+}
+
+}  // namespace tissue::cuda

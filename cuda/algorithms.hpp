@@ -34,4 +34,17 @@ std::size_t reduce_max_temp_bytes(const double* x, std::size_t n);
 void reduce_max(const float* x, std::size_t n, float* result, void* temp, std::size_t temp_bytes);
 void reduce_max(const double* x, std::size_t n, double* result, void* temp, std::size_t temp_bytes);
 
+/// Bytes of temporary storage counting_sort_bins needs for `bins` bins.
+std::size_t counting_sort_bins_temp_bytes(std::size_t bins);
+
+/// Stable counting sort of n keys in [0, bins): order[s] = the index of the s-th key in (key, index) order
+/// and starts[b] = the number of keys below b (bins + 1 entries), i.e. exactly what a stable sort of
+/// (key, index) pairs and bin_starts give. Histogram and scatter with atomics, a CUB exclusive sum, then
+/// each slot's rank among its bin's indices (deterministic; O(m) per entry for a bin of m).
+/// `cursor` (bins + 1 ints), `scattered` (n ints) and `temp` (counting_sort_bins_temp_bytes(bins)) are
+/// scratch owned by the caller; everything is queued on the engine stream. @throws BackendError.
+void counting_sort_bins(const std::uint32_t* keys, std::size_t n, std::size_t bins, std::int32_t* order,
+                        std::int32_t* starts, std::int32_t* cursor, std::int32_t* scattered, void* temp,
+                        std::size_t temp_bytes);
+
 }  // namespace tissue::cuda

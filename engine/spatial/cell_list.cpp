@@ -1,8 +1,11 @@
 #include "engine/spatial/cell_list.hpp"
 
+#include "engine/exec/parallel_for.hpp"
+
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace tissue {
 
@@ -33,10 +36,8 @@ struct BinKeys {
   Span<const float> x, y, z;
   CellGrid grid;
   Span<std::uint32_t> keys;
-  Span<std::int32_t> values;
   TISSUE_HD void operator()(std::size_t i) const {
     keys[i] = grid.bin(grid.coord(x[i], 0), grid.coord(y[i], 1), grid.coord(z[i], 2));
-    values[i] = static_cast<std::int32_t>(i);
   }
 };
 
@@ -46,15 +47,36 @@ struct GatherSorted {
   Span<const float> x, y, z;
   Span<const std::int32_t> tag;
   Span<PointTag> points;
-  Span<std::int32_t> index;
   TISSUE_HD void operator()(std::size_t s) const {
     const auto i = static_cast<std::size_t>(order[s]);
     points[s] = PointTag{x[i], y[i], z[i], tag.empty() ? order[s] : tag[i]};
-    index[s] = order[s];
+  }
+};
+
+/// For sorted point s: the new position of the point it holds (tag kept).
+struct RefreshSorted {
+  Span<const std::int32_t> index;
+  Span<const float> x, y, z;
+  Span<PointTag> points;
+  TISSUE_HD void operator()(std::size_t s) const {
+    const auto i = static_cast<std::size_t>(index[s]);
+    PointTag p = points[s];
+    p.x = x[i];
+    p.y = y[i];
+    p.z = z[i];
+    points[s] = p;
   }
 };
 
 }  // namespace
+
+void CellList::refresh(Span<const float> x, Span<const float> y, Span<const float> z, std::size_t n) {
+  if (n != n_)
+    throw std::invalid_argument("cell list refresh with " + std::to_string(n) + " points, built with " +
+                                std::to_string(n_));
+  if (n == 0) return;
+  exec::parallel_for(n, RefreshSorted{index_.span().subspan(0, n), x, y, z, points_.span().subspan(0, n)});
+}
 
 void CellList::build(Span<const float> x, Span<const float> y, Span<const float> z,
                      Span<const std::int32_t> tag, std::size_t n, const Box& box, float min_bin,
@@ -69,10 +91,8 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
   if (bins > (std::size_t{1} << 31)) throw std::invalid_argument("cell list would need more than 2^31 bins");
   grid_ = g;
   n_ = n;
-  key_bits_ = 1;
-  while ((std::size_t{1} << key_bits_) < bins) ++key_bits_;
 
-  sorter_.reserve(n);
+  keys_.ensure(n);
   points_.ensure(n);
   index_.ensure(n);
   bin_start_.ensure(bins + 1);
@@ -80,15 +100,27 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
     bin_start_.zero();
     return;
   }
-  exec::parallel_for(n, BinKeys{x, y, z, g, sorter_.keys(), sorter_.values()});
-  sorter_.sort(n, key_bits_);
-  exec::bin_starts(sorter_.sorted_keys().subspan(0, n), bin_start_.span().subspan(0, bins + 1), scan_temp_);
-  exec::parallel_for(n, GatherSorted{sorter_.sorted_values(), x, y, z, tag, points_.span(), index_.span()});
+  exec::parallel_for(n, BinKeys{x, y, z, g, keys_.span()});
+  sorter_.sort(std::as_const(keys_).span().subspan(0, n), bins, index_.span().subspan(0, n),
+               bin_start_.span().subspan(0, bins + 1));
+  exec::parallel_for(n,
+                     GatherSorted{std::as_const(index_).span().subspan(0, n), x, y, z, tag, points_.span()});
 }
 
 CellList::View CellList::view() const {
-  return View{grid_, points_.span().subspan(0, n_), index_.span().subspan(0, n_),
-              bin_start_.span().subspan(0, grid_.bin_count() + 1)};
+  return View{grid_,
+              points_.span().subspan(0, n_),
+              index_.span().subspan(0, n_),
+              bin_start_.span().subspan(0, grid_.bin_count() + 1),
+              Span<const float>(),
+              0.0f};
+}
+
+CellList::View CellList::moved_view(Span<const float> moved, float reach) const {
+  View v = view();
+  v.moved = moved;
+  v.reach = reach;
+  return v;
 }
 
 }  // namespace tissue

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "engine/core/box.hpp"
-#include "engine/exec/algorithms.hpp"
+#include "engine/exec/bin_sort.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/math.hpp"
 
@@ -58,12 +58,30 @@ class CellList {
     Span<const PointTag> points;         ///< sorted points, bin by bin
     Span<const std::int32_t> index;      ///< original index of sorted point s
     Span<const std::int32_t> bin_start;  ///< bin b is [bin_start[b], bin_start[b + 1]); bins + 1 entries
+    /// Points moved since the bins were made (refresh()): one entry on the backend, the largest distance
+    /// any point has moved since the build [length]; empty when the points are where they were binned.
+    Span<const float> moved;
+    /// With `moved`: the largest distance queried [length] (<= the build's min_bin).
+    float reach = 0.0f;
 
     /// Calls f(s, point) for every sorted point s in the bins around (px, py, pz), in a fixed order.
     /// Candidates include far points (aliasing) and the query point itself; f must test distances.
-    /// The three x-neighbouring bins of a row are one contiguous range unless the row wraps.
+    /// After refresh() (`moved` set) the bins are those of the build positions, so the search widens to
+    /// every bin within reach + moved of the query (1 bin per side while reach + moved <= the bin width).
+    /// Hot kernels that know which case they are in call for_each_built_candidate() or
+    /// for_each_moved_candidate() directly (one search compiled instead of two: fewer registers).
     template <class F>
     TISSUE_HD void for_each_candidate(float px, float py, float pz, F&& f) const {
+      if (moved.empty())
+        for_each_built_candidate(px, py, pz, f);
+      else
+        for_each_moved_candidate(px, py, pz, f);
+    }
+
+    /// for_each_candidate() on a list whose points are where they were binned (view(), not moved_view()).
+    /// The three x-neighbouring bins of a row are one contiguous range unless the row wraps.
+    template <class F>
+    TISSUE_HD void for_each_built_candidate(float px, float py, float pz, F&& f) const {
       const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
       const bool run = grid.offset_lo[0] == -1 && cx >= 1 && cx + 1 < grid.n[0];
       for (int dz = grid.offset_lo[2]; dz <= grid.offset_hi[2]; ++dz) {
@@ -84,6 +102,46 @@ class CellList {
         }
       }
     }
+
+    /// for_each_candidate() over bins made before the points moved by up to moved[0] (moved_view()): a point
+    /// now within `reach` of the query was binned within reach + moved of it, i.e. at most k = floor((reach +
+    /// moved) / width) + 1 bins away per axis; an axis where 2 k + 1 bins would cover it is visited whole
+    /// (each bin once). A non-finite `moved` (NaN positions, which the run's checks report after the step)
+    /// searches one bin per side.
+    template <class F>
+    TISSUE_HD void for_each_moved_candidate(float px, float py, float pz, F&& f) const {
+      const float d = moved[0];
+      const float span = reach + (d >= 0.0f && d <= 3.0e38f ? d : 0.0f);
+      const int c[3] = {grid.coord(px, 0), grid.coord(py, 1), grid.coord(pz, 2)};
+      int lo[3], hi[3];
+      bool whole[3];
+      for (int a = 0; a < 3; ++a) {
+        const float bins = span * grid.inv_width[a];
+        const int k =
+            bins < static_cast<float>(grid.n[a]) ? static_cast<int>(math::floor(bins)) + 1 : grid.n[a];
+        whole[a] = 2 * k + 1 >= grid.n[a];
+        lo[a] = whole[a] ? 0 : c[a] - k;
+        hi[a] = whole[a] ? grid.n[a] - 1 : c[a] + k;
+      }
+      const bool run = whole[0] || (lo[0] >= 0 && hi[0] < grid.n[0]);
+      for (int jz = lo[2]; jz <= hi[2]; ++jz) {
+        const int iz = whole[2] ? jz : grid.wrap(jz, 2);
+        for (int jy = lo[1]; jy <= hi[1]; ++jy) {
+          const std::uint32_t row = grid.bin(0, whole[1] ? jy : grid.wrap(jy, 1), iz);
+          if (run) {
+            const int end = bin_start[row + static_cast<std::uint32_t>(hi[0] + 1)];
+            for (int s = bin_start[row + static_cast<std::uint32_t>(lo[0])]; s < end; ++s)
+              f(s, points[static_cast<std::size_t>(s)]);
+            continue;
+          }
+          for (int jx = lo[0]; jx <= hi[0]; ++jx) {
+            const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(jx, 0));
+            const int end = bin_start[b + 1];
+            for (int s = bin_start[b]; s < end; ++s) f(s, points[static_cast<std::size_t>(s)]);
+          }
+        }
+      }
+    }
   };
 
   /// Rebuilds the list for n points.
@@ -96,19 +154,29 @@ class CellList {
   void build(Span<const float> x, Span<const float> y, Span<const float> z, Span<const std::int32_t> tag,
              std::size_t n, const Box& box, float min_bin, float z_extent);
 
+  /// Moves the sorted copy to new positions of the same n points without re-binning: bins, order and
+  /// tags stay those of the last build (cheap: one gather). Queries on moved_view() stay exact while
+  /// the points have moved at most `moved` since the build, at the cost of a wider search once
+  /// reach + moved exceeds the bin width.
+  /// @param x,y,z positions of the points of the last build (n long), wrapped like build()'s [length]
+  /// @throws std::invalid_argument if n differs from the last build's.
+  void refresh(Span<const float> x, Span<const float> y, Span<const float> z, std::size_t n);
+
   View view() const;
+  /// view() for queries after refresh(): `moved` (one entry on the backend) holds the largest distance any
+  /// point moved since the build [length], `reach` the largest distance the caller will test (<= min_bin).
+  View moved_view(Span<const float> moved, float reach) const;
   const CellGrid& grid() const { return grid_; }
   std::size_t size() const { return n_; }
 
  private:
   CellGrid grid_;
   std::size_t n_ = 0;
-  int key_bits_ = 1;
-  exec::RadixSorter sorter_;
+  exec::BinSorter sorter_;
+  DeviceBuffer<std::uint32_t> keys_;
   DeviceBuffer<PointTag> points_;
   DeviceBuffer<std::int32_t> index_;
   DeviceBuffer<std::int32_t> bin_start_;
-  DeviceBuffer<unsigned char> scan_temp_;
 };
 
 }  // namespace tissue

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "engine/exec/algorithms.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 namespace tissue::sem {
@@ -195,34 +196,38 @@ AccessList SemSystem::access() const {
   return access.write("elements", "x", "y", "z");
 }
 
-ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
-  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
-              static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
+ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z,
+                                   bool refresh) {
+  CellList::View bins;
+  if (refresh) {
+    bins_.refresh(x, y, z, w.elements.size());
+    bins = bins_.moved_view(std::as_const(moved_max_).span(),
+                            static_cast<float>(params_.effective_inter_cutoff()));
+  } else {
+    bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
+                static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
+    bins = bins_.view();
+  }
   Span<const std::int32_t> cell_type;
   if (kernel_.cell_types > 0) cell_type = w.cells.column<std::int32_t>(kCellTypeColumn).span();
-  return ElementForce{x,
-                      y,
-                      z,
-                      element_types(w).span(),
-                      w.cell.span(),
-                      w.first.span(),
-                      w.count.span(),
-                      bins_.view(),
-                      kernel_,
-                      w.box,
-                      cell_type};
+  return ElementForce{
+      x,       y,     z,        element_types(w).span(), w.cell.span(), w.first.span(), w.count.span(), bins,
+      kernel_, w.box, cell_type};
 }
 
 template <bool kTyped>
 void SemSystem::rk2_stages(World& w, float dt) {
   const std::size_t n = w.elements.size();
-  // stage 1: X_mid = X + dt/2 F(X)
+  // stage 1: X_mid = X + dt/2 F(X), recording how far each element moved
+  exec::parallel_for(n, ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span(), false),
+                                             w.x.span(), w.y.span(), w.z.span(), xm_.span(), ym_.span(),
+                                             zm_.span(), 0.5f * dt, moved_.span().subspan(0, n)});
+  exec::max_into(std::as_const(moved_).span().subspan(0, n), moved_max_.span(), reduce_temp_);
+  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry), on stage 1's bins
+  // with the midpoint positions (no second sort; the search widens if anything moved past the bins' slack)
   exec::parallel_for(
-      n, ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span()), w.x.span(), w.y.span(),
-                              w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt});
-  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry)
-  exec::parallel_for(n, ElementStage<kTyped>{make_force(w, xm_.span(), ym_.span(), zm_.span()), w.x.span(),
-                                             w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+      n, ElementStage<kTyped, true>{make_force(w, xm_.span(), ym_.span(), zm_.span(), true), w.x.span(),
+                                    w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {
@@ -232,6 +237,8 @@ void SemSystem::run(World& w, const StepContext& ctx) {
   xm_.ensure(cap);
   ym_.ensure(cap);
   zm_.ensure(cap);
+  moved_.ensure(cap);
+  moved_max_.ensure(1);
   const auto dt = static_cast<float>(ctx.dt);
   if (kernel_.cell_types > 0)
     rk2_stages<true>(w, dt);
@@ -247,7 +254,7 @@ void SemSystem::run(World& w, const StepContext& ctx) {
 
 void SemSystem::compute_forces(World& w, Span<float> fx, Span<float> fy, Span<float> fz) {
   exec::parallel_for(w.elements.size(),
-                     ElementForceOut{make_force(w, w.x.span(), w.y.span(), w.z.span()), fx, fy, fz});
+                     ElementForceOut{make_force(w, w.x.span(), w.y.span(), w.z.span(), false), fx, fy, fz});
 }
 
 }  // namespace tissue::sem

@@ -95,7 +95,8 @@ class SemSystem final : public System {
   explicit SemSystem(const SemParams& params);
   std::string name() const override { return "sem"; }
   AccessList access() const override;
-  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is rebuilt for both stages. With a
+  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is built for the first stage and its
+  /// bins reused, with the midpoint positions, for the second (CellList::refresh). With a
   /// temperature, then X <- X + sqrt(2 kT dt / eta) N(0, 1) (ElementNoise).
   void run(World& world, const StepContext& ctx) override;
   /// Without thermal noise (whose draws depend on the step) a run depends only on the layout and dt.
@@ -106,7 +107,10 @@ class SemSystem final : public System {
   const SemParams& params() const { return params_; }
 
  private:
-  ElementForce make_force(World& world, Span<const float> x, Span<const float> y, Span<const float> z);
+  /// The force functor at positions x, y, z: on a fresh cell list, or with `refresh` on the last build's
+  /// bins moved to x, y, z (the midpoint stage; moved_max_ holds how far anything moved since).
+  ElementForce make_force(World& world, Span<const float> x, Span<const float> y, Span<const float> z,
+                          bool refresh);
   /// The two stages of the midpoint (RK2) step; kTyped: with cell types (their pair table) or the seed's.
   template <bool kTyped>
   void rk2_stages(World& world, float dt);
@@ -115,6 +119,9 @@ class SemSystem final : public System {
   CellList bins_;
   TriangleIndex substrate_;
   DeviceBuffer<float> xm_, ym_, zm_;
+  DeviceBuffer<float> moved_;      ///< per element: distance moved in stage 1 [length]
+  DeviceBuffer<float> moved_max_;  ///< one entry: the largest of moved_
+  DeviceBuffer<unsigned char> reduce_temp_;
   DeviceBuffer<MorseForce> intra_by_type_;
   DeviceBuffer<PairForce> pairs_;
 };

@@ -158,9 +158,10 @@ struct ElementForce {
   Box box;
   Span<const std::int32_t> cell_type;  ///< #cells: type index in [0, p.cell_types) (empty without types)
 
-  /// The force on element i; kTyped must equal p.cell_types > 0. The two cases are compiled apart so that
-  /// the seed's kernel (no types) carries none of the pair table's registers and loads.
-  template <bool kTyped>
+  /// The force on element i; kTyped must equal p.cell_types > 0, kMoved that `bins` is a moved_view()
+  /// (CellList::refresh). The cases are compiled apart so that the seed's kernel (no types) carries none of
+  /// the pair table's registers and loads, and each kernel one neighbour search.
+  template <bool kTyped, bool kMoved = false>
   TISSUE_HD math::Vec3<float> evaluate(std::size_t i) const {
     const float px = x[i], py = y[i], pz = z[i];
     const std::int32_t c = cell[i];
@@ -189,7 +190,7 @@ struct ElementForce {
     // entry of the table
     const PairForce seed_pair{p.inter, p.inter_cutoff2, 0.0f};
     const std::size_t row = static_cast<std::size_t>(own_type) * static_cast<std::size_t>(p.cell_types);
-    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
+    const auto add_pair = [&](int, const PointTag& q) {
       if (q.tag == c) return;
       PairForce pair = seed_pair;
       if constexpr (kTyped)
@@ -205,7 +206,11 @@ struct ElementForce {
       f.x += s * dx;
       f.y += s * dy;
       f.z += s * dz;
-    });
+    };
+    if constexpr (kMoved)
+      bins.for_each_moved_candidate(px, py, pz, add_pair);
+    else
+      bins.for_each_built_candidate(px, py, pz, add_pair);
     // basement membrane: Morse in the distance to the plane z = 0 (acting along z), or to a mesh
     if (p.adhesion_on && type[i] == p.adhesive_type) {
       if (p.substrate_on)
@@ -218,6 +223,7 @@ struct ElementForce {
 
   /// The force on element i (either case, chosen per call; kernels use evaluate<>() directly).
   TISSUE_HD math::Vec3<float> operator()(std::size_t i) const {
+    if (!bins.moved.empty()) return p.cell_types > 0 ? evaluate<true, true>(i) : evaluate<false, true>(i);
     return p.cell_types > 0 ? evaluate<true>(i) : evaluate<false>(i);
   }
 };
@@ -225,21 +231,28 @@ struct ElementForce {
 /// One explicit stage: out = base + h * mobility * F(eval), wrapped into the box and above the floor.
 /// With (eval = X, base = X, h = dt/2) then (eval = X_mid, base = X, h = dt) it is the seed's
 /// 2nd-order Runge-Kutta (midpoint) step. `out` may alias `base` (each index reads and writes only
-/// its own entry of both), never `eval`.
-template <bool kTyped>
+/// its own entry of both), never `eval`. With `moved` non-empty it also records how far each element
+/// moved, h mobility |F| [length] (infinity for a non-finite force), for the cell list's refresh.
+/// kMoved: force.bins is a moved_view() (the midpoint stage).
+template <bool kTyped, bool kMoved = false>
 struct ElementStage {
   ElementForce force;
   Span<const float> bx, by, bz;  ///< base positions
   Span<float> ox, oy, oz;        ///< output positions
   float h;                       ///< stage length [time]
+  Span<float> moved = {};        ///< #elements, or empty: distance moved [length]
 
   TISSUE_HD void operator()(std::size_t i) const {
-    const math::Vec3<float> f = force.template evaluate<kTyped>(i);
+    const math::Vec3<float> f = force.template evaluate<kTyped, kMoved>(i);
     const float k = h * force.p.mobility;
     const Box& box = force.box;
     ox[i] = box.wrap_x(bx[i] + k * f.x);
     oy[i] = box.wrap_y(by[i] + k * f.y);
     oz[i] = box.clamp_z(bz[i] + k * f.z);
+    if (!moved.empty()) {
+      const float d = k * math::sqrt(f.x * f.x + f.y * f.y + f.z * f.z);
+      moved[i] = d <= 3.0e38f ? d : 3.4e38f;
+    }
   }
 };
 

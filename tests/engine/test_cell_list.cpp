@@ -1,6 +1,7 @@
 // The cell list finds exactly the pairs a brute-force search finds, on periodic and open boxes.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <random>
 #include <set>
 #include <utility>
@@ -37,7 +38,11 @@ struct CountNeighbours {
   }
 };
 
-void check_against_brute_force(const Box& box, std::size_t n, float r, float height, unsigned seed) {
+/// Random points binned with bins of at least `bin` (r when 0) and queried for pairs closer than r.
+/// With move > 0 the points then move by up to `move` in a random direction each, and the queries run on
+/// the refreshed list (CellList::refresh / moved_view) at the new positions.
+void check_against_brute_force(const Box& box, std::size_t n, float r, float height, unsigned seed,
+                               float bin = 0.0f, float move = 0.0f) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> ux(0.0f, box.periodic_x ? box.lx : 5.0f),
       uy(0.0f, box.periodic_y ? box.ly : 5.0f), uz(0.0f, height);
@@ -48,14 +53,34 @@ void check_against_brute_force(const Box& box, std::size_t n, float r, float hei
   dy.assign(y);
   dz.assign(z);
   CellList list;
-  list.build(dx.span(), dy.span(), dz.span(), Span<const std::int32_t>(), n, box, r, 2.0f);
+  list.build(dx.span(), dy.span(), dz.span(), Span<const std::int32_t>(), n, box, bin > 0.0f ? bin : r, 2.0f);
+  CellList::View view = list.view();
+  DeviceBuffer<float> moved;
+  if (move > 0.0f) {
+    std::normal_distribution<float> normal;
+    std::uniform_real_distribution<float> length(0.0f, move);
+    float largest = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) {
+      const float gx = normal(rng), gy = normal(rng), gz = normal(rng);
+      const float s = length(rng) / std::sqrt(gx * gx + gy * gy + gz * gz);
+      const float nx = box.wrap_x(x[i] + s * gx), ny = box.wrap_y(y[i] + s * gy), nz = z[i] + s * gz;
+      const float mx = box.min_image_x(nx - x[i]), my = box.min_image_y(ny - y[i]), mz = nz - z[i];
+      largest = std::max(largest, std::sqrt(mx * mx + my * my + mz * mz));
+      x[i] = nx, y[i] = ny, z[i] = nz;
+    }
+    dx.assign(x);
+    dy.assign(y);
+    dz.assign(z);
+    list.refresh(dx.span(), dy.span(), dz.span(), n);
+    moved.assign(std::vector<float>{largest});
+    view = list.moved_view(std::as_const(moved).span(), r);
+  }
   DeviceBuffer<std::int32_t> count(n);
   DeviceBuffer<std::int64_t> sum(n);
   exec::parallel_for(
-      n, CountNeighbours{dx.span(), dy.span(), dz.span(), list.view(), box, r * r, count.span(), sum.span()});
+      n, CountNeighbours{dx.span(), dy.span(), dz.span(), view, box, r * r, count.span(), sum.span()});
   const auto got_count = count.to_host();
   const auto got_sum = sum.to_host();
-  const double lx = box.periodic_x ? box.lx : 0.0, ly = box.periodic_y ? box.ly : 0.0;
   for (std::size_t i = 0; i < n; ++i) {
     int expected = 0;
     std::int64_t expected_sum = 0;
@@ -64,8 +89,6 @@ void check_against_brute_force(const Box& box, std::size_t n, float r, float hei
       // same float arithmetic as the kernel for the borderline cases
       const float ddx = box.min_image_x(x[i] - x[j]), ddy = box.min_image_y(y[i] - y[j]), ddz = z[i] - z[j];
       if (ddx * ddx + ddy * ddy + ddz * ddz < r * r) ++expected, expected_sum += static_cast<std::int64_t>(j);
-      (void)lx;
-      (void)ly;
     }
     REQUIRE(got_count[i] == expected);
     REQUIRE(got_sum[i] == expected_sum);
@@ -110,4 +133,32 @@ TEST_CASE("cell list rejects a periodic box smaller than twice the interaction d
   CellList list;
   CHECK_THROWS_AS(list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 1, box, 0.4f, 1.0f),
                   std::invalid_argument);
+}
+
+TEST_CASE("a refreshed cell list finds the pairs of the moved points, however far they moved",
+          "[cell_list]") {
+  // bins of 0.5 for pairs closer than 0.3: up to 0.2 of movement the search stays one bin per side,
+  // beyond it widens (0.45: two bins, 1.3: three), and past half the axis it takes the whole axis
+  Box box;
+  box.lx = 6.0f;
+  box.ly = 4.5f;
+  for (const float move : {0.05f, 0.2f, 0.45f, 1.3f, 4.0f}) {
+    INFO("points moved up to " << move);
+    check_against_brute_force(box, 1500, 0.3f, 3.0f, 7, 0.5f, move);
+  }
+  Box open;
+  open.periodic_x = open.periodic_y = false;
+  check_against_brute_force(open, 1500, 0.3f, 3.0f, 8, 0.5f, 0.45f);
+  box.lx = 1.3f;  // two bins across a periodic axis: each visited once
+  box.ly = 1.6f;
+  check_against_brute_force(box, 300, 0.3f, 2.0f, 9, 0.6f, 0.5f);
+}
+
+TEST_CASE("a cell list refresh needs the points of its build", "[cell_list]") {
+  Box box;
+  DeviceBuffer<float> x(4);
+  x.zero();
+  CellList list;
+  list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 4, box, 0.4f, 1.0f);
+  CHECK_THROWS_AS(list.refresh(x.span(), x.span(), x.span(), 3), std::invalid_argument);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/exec/algorithms.hpp"
+#include "engine/exec/bin_sort.hpp"
 #include "engine/exec/block_for.hpp"
 #include "engine/exec/cooperative_for.hpp"
 #include "engine/exec/parallel_for.hpp"
@@ -335,6 +336,40 @@ TEST_CASE("RadixSorter sorts pairs stably by the low key bits", "[exec]") {
     REQUIRE(got_values == expected);
     for (std::size_t i = 0; i < n; ++i) REQUIRE(got_keys[i] == keys[static_cast<std::size_t>(expected[i])]);
   }
+}
+
+TEST_CASE("BinSorter gives the stable sort's order and every bin's start", "[exec]") {
+  std::mt19937 rng(13);
+  // sparse bins, dense ones, one bin holding a third of the keys, empty first and last bins, no keys
+  for (std::size_t n : {0u, 1u, 9u, 4000u, 200000u}) {
+    const std::size_t bins = 50000;
+    std::vector<std::uint32_t> keys(n);
+    for (auto& k : keys) k = rng() % 3 == 0 ? 777u : 1u + static_cast<std::uint32_t>(rng() % (bins - 2));
+    DeviceBuffer<std::uint32_t> k(std::max<std::size_t>(n, 1));
+    if (n > 0) k.upload(keys.data(), n);
+    DeviceBuffer<std::int32_t> order(std::max<std::size_t>(n, 1)), starts(bins + 1);
+    exec::BinSorter sorter;
+    for (int repeat = 0; repeat < 2; ++repeat) {  // the second call reuses the scratch
+      sorter.sort(std::as_const(k).span().subspan(0, n), bins, order.span(), starts.span());
+      std::vector<std::int32_t> expected(n);
+      std::iota(expected.begin(), expected.end(), 0);
+      std::stable_sort(expected.begin(), expected.end(), [&](int a, int b) { return keys[a] < keys[b]; });
+      auto got = order.to_host();
+      got.resize(n);
+      REQUIRE(got == expected);
+      std::vector<std::uint32_t> sorted_keys(keys);
+      std::sort(sorted_keys.begin(), sorted_keys.end());
+      const auto got_starts = starts.to_host();
+      for (std::size_t b = 0; b <= bins; ++b)  // the number of keys below b
+        REQUIRE(got_starts[b] ==
+                std::lower_bound(sorted_keys.begin(), sorted_keys.end(), b) - sorted_keys.begin());
+    }
+  }
+  DeviceBuffer<std::uint32_t> k(4);
+  DeviceBuffer<std::int32_t> order(3), starts(11);
+  exec::BinSorter sorter;
+  CHECK_THROWS_AS(sorter.sort(std::as_const(k).span(), 10, order.span(), starts.span()),
+                  std::invalid_argument);
 }
 
 TEST_CASE("bin_starts gives every bin, empty ones included, the lower bound of its key", "[exec]") {

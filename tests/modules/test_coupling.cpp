@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "engine/exec/algorithms.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
