@@ -5,6 +5,7 @@
 
 #include "engine/schedule/module_registry.hpp"
 #include "modules/gene_network/gene_network.hpp"
+#include "modules/gene_network/network_events.hpp"
 #include "modules/gene_network/network_expressions.hpp"
 #include "modules/gene_network/sbml_network.hpp"
 #include "modules/gene_network/user_network.hpp"
@@ -17,6 +18,31 @@ std::string join(const std::vector<std::string>& names) {
   std::string list;
   for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
   return list;
+}
+
+/// [gene_network] element_volume: the volume one element stands for [length^3], > 0 (default 1).
+double read_element_volume(const io::ScenarioTable& t) {
+  return t.number("element_volume", 1.0, io::Range::positive());
+}
+
+/// The cell inputs a scenario or SBML network may read: those offered by earlier modules, and the cell's
+/// volume (kVolumeInput) unless an earlier module offers a field of that name or the network names one of
+/// its own species or parameters so (scenario networks: [[gene_network.species]] names, [parameters]).
+std::vector<std::string> with_volume_input(const io::ScenarioTable& t, std::vector<std::string> inputs) {
+  if (std::find(inputs.begin(), inputs.end(), kVolumeInput) != inputs.end()) return inputs;
+  if (has_user_network(t)) {
+    for (const auto& s : t.tables("species"))
+      if (s.has("name") && s.string("name", "") == kVolumeInput) return inputs;
+    if (t.table("parameters").has(kVolumeInput)) return inputs;
+  } else {
+    // an SBML network reads the volume only where [gene_network.inputs] binds an id to it
+    bool bound = false;
+    const auto in = t.table("inputs");
+    for (const auto& key : in.keys()) bound = bound || in.string(key, "") == kVolumeInput;
+    if (!bound) return inputs;
+  }
+  inputs.push_back(kVolumeInput);
+  return inputs;
 }
 
 /// [gene_network]: adds the species column (initial values on every cell) and the suprabasal flag, and the
@@ -32,11 +58,18 @@ void install_gene_network(Composition& comp) {
   double neighbour_distance = 0.0;
   std::unique_ptr<System> network;
   const NoiseParams noise = read_noise_params(table);
+  std::vector<UserEvent> events;  // a network's SBML events: their previous trigger values are a column
   if (has_user_network(table) || has_sbml_network(table)) {
-    // a network written in the scenario, or read from SBML: the same spec, compiled the same way
-    auto spec = has_sbml_network(table)
-                    ? read_sbml_network(table, comp.settings().scenario_path, comp.cell_inputs())
-                    : read_user_network(table, comp.cell_inputs());
+    // a network written in the scenario, or read from SBML: the same spec, compiled the same way; the
+    // cell's volume is one more input ("volume": element count x element_volume)
+    const double element_volume = read_element_volume(table);
+    const auto inputs = with_volume_input(table, comp.cell_inputs());
+    auto spec = has_sbml_network(table) ? read_sbml_network(table, comp.settings().scenario_path, inputs)
+                                        : read_user_network(table, inputs);
+    const bool reads_volume =
+        std::find(spec.fields.begin(), spec.fields.end(), kVolumeInput) != spec.fields.end();
+    if (reads_volume) w.cells.add_column<float>(kVolumeInput);
+    events = spec.events;
     for (const auto& sp : spec.species) {
       names.push_back(sp.name);
       initial.push_back(sp.initial);
@@ -45,6 +78,7 @@ void install_gene_network(Composition& comp) {
     neighbour_distance = spec.neighbour_distance;
     auto user = std::make_unique<UserNetworkSystem>(std::move(spec), noise);
     if (adhesion) user->set_membrane(adhesion);
+    if (reads_volume) user->set_volume_input(element_volume);
     network = std::move(user);
   } else {
     const auto params = read_gene_network_params(table);
@@ -92,6 +126,14 @@ void install_gene_network(Composition& comp) {
     for (std::size_t s = 0; s < initial.size(); ++s)
       species.host(c, static_cast<int>(s)) = static_cast<float>(initial[s]);
   species.upload(w.cells.size());  // this column only: the others' device values are current
+  if (!events.empty()) {
+    // the events' trigger values before t = 0 (initialValue): a hidden column, not written to the outputs
+    auto& prev = w.cells.add_column<float>(kEventColumn, static_cast<int>(events.size()));
+    for (std::size_t c = 0; c < w.cells.size(); ++c)
+      for (std::size_t e = 0; e < events.size(); ++e)
+        prev.host(c, static_cast<int>(e)) = events[e].initial_value ? 1.0f : 0.0f;
+    prev.upload(w.cells.size());
+  }
   w.add_output({TissueOutput::Kind::flag, kSuprabasalFlag, "", w.flag_bit(kSuprabasalFlag)});
   w.add_output({TissueOutput::Kind::cell_components, "", kSpeciesColumn});
   comp.add_system(std::move(network));

@@ -203,6 +203,12 @@ void check_user_network(UserNetworkSpec& spec, const io::ScenarioTable& t,
                           std::to_string(kMaxNetworkFields) + " are supported");
 }
 
+std::string cuda_expression(const std::string& expr, const UserNetworkSpec& spec, bool with_time) {
+  NameTable names = name_table(spec);
+  if (with_time) names["time"] = {NameRef::Kind::parameter, -1};
+  return to_cuda(expr, names);
+}
+
 std::string cuda_source(const UserNetworkSpec& spec) {
   const NameTable names = name_table(spec);
   const std::size_t s_count = spec.species.size();

@@ -30,6 +30,17 @@ struct UserSpecies {
   std::string where;     ///< "file:line:column: gene_network.species[i].rate" for messages
 };
 
+/// One SBML event run per cell per step (network_events.hpp): it fires in a cell when `trigger` goes from
+/// false to true between the ends of two steps; its assignments (species rows of the spec) are then all
+/// computed from the state before any of them is applied.
+struct UserEvent {
+  std::string id;                                        ///< the SBML event's id, for messages
+  std::string trigger;                                   ///< expression; nonzero is true
+  bool initial_value = true;                             ///< the trigger's value before t = 0
+  std::vector<std::pair<int, std::string>> assignments;  ///< species row, expression of its new value
+  std::string where;                                     ///< "file:line:column: ...: event 'id'"
+};
+
 /// A gene network defined in the scenario ([gene_network] with [[gene_network.species]]).
 /// Names an expression may use: the species (this cell's value), mean_<species> (the mean over
 /// neighbouring cells, 0 without neighbours), `adhesion` (sum of z over the cell's adhesive elements, the
@@ -43,6 +54,7 @@ struct UserNetworkSpec {
   double neighbour_distance = 0.8;  ///< cells are neighbours when their centres are closer [length]
   std::vector<int> mean_species;    ///< species whose neighbour mean some rate reads, ascending
   bool reads_adhesion = false;      ///< some expression reads `adhesion`
+  std::vector<UserEvent> events;    ///< SBML events, in document order (network_events.hpp)
 
   /// Row of the species `name` in the cells' species column, or -1.
   int species_index(const std::string& name) const;
@@ -97,5 +109,9 @@ class HostNetworkEvaluator {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// `expr` (checked) as CUDA C++ in the names of cuda_source(): s_<species>, m_<species>, in_adhesion,
+/// f_<field>, p_<parameter>, and p_time for `time` when `with_time`.
+std::string cuda_expression(const std::string& expr, const UserNetworkSpec& spec, bool with_time);
 
 }  // namespace tissue::grn

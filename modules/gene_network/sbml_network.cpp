@@ -22,6 +22,7 @@
 
 #include "engine/exec/error.hpp"
 #include "modules/gene_network/expression_language.hpp"
+#include "modules/gene_network/network_events.hpp"
 
 namespace tissue::grn {
 
@@ -52,9 +53,17 @@ class MathWriter {
  public:
   /// `model` for its function definitions; `native`: the ids of those that are the language's own hill,
   /// hill_act or hill_rep (called as such: one call in muParser's bytecode instead of their expansion).
+  /// `with_time`: the time csymbol is written as the name `time` (events only: evaluated at the end of a
+  /// step), else refused.
   MathWriter(const std::map<std::string, std::string>& symbols, std::string element, std::string id,
-             const Model* model = nullptr, const std::set<std::string>* native = nullptr)
-      : symbols_(symbols), element_(std::move(element)), id_(std::move(id)), model_(model), native_(native) {}
+             const Model* model = nullptr, const std::set<std::string>* native = nullptr,
+             bool with_time = false)
+      : symbols_(symbols),
+        element_(std::move(element)),
+        id_(std::move(id)),
+        model_(model),
+        native_(native),
+        with_time_(with_time) {}
 
   std::string write(const ASTNode* n) const {
     if (n == nullptr) refuse(element_, id_, "has no math");
@@ -88,6 +97,7 @@ class MathWriter {
         return it->second;
       }
       case AST_NAME_TIME:
+        if (with_time_) return "time";
         refuse(element_, id_, "reads the time csymbol, which a per-cell network has no meaning for");
       case AST_FUNCTION_DELAY:
         refuse(element_, id_, "uses delay(), which is not supported");
@@ -163,7 +173,7 @@ class MathWriter {
         std::map<std::string, std::string> bound;
         for (unsigned i = 0; i < k; ++i) bound[f->getArgument(i)->getName()] = "(" + c(i) + ")";
         const std::string body =
-            "(" + MathWriter(bound, element_, id_, model_, native_).write(f->getBody()) + ")";
+            "(" + MathWriter(bound, element_, id_, model_, native_, with_time_).write(f->getBody()) + ")";
         --depth_;
         return body;
       }
@@ -182,6 +192,7 @@ class MathWriter {
   std::string element_, id_;
   const Model* model_;
   const std::set<std::string>* native_;
+  bool with_time_ = false;
   mutable int depth_ = 0;
 };
 
@@ -232,9 +243,6 @@ void convert(SBMLDocument& doc, const char* option, const char* element) {
 
 /// The model translated; the caller binds inputs by name.
 UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& inputs) {
-  if (m.getNumEvents() > 0)
-    refuse("event", m.getEvent(0)->getId(),
-           "events are not supported (trigger and assignments would have to run per cell per step)");
   if (m.getLevel() >= 3 && m.isSetConversionFactor())
     refuse("model", m.getId(), "conversionFactor is not supported");
   if (m.getLevel() >= 3 && m.isSetExtentUnits() && m.isSetSubstanceUnits() &&
@@ -261,6 +269,33 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
     if (assignment.count(id) || rate.count(id))
       refuse(m.getSpecies(id) ? "species" : "parameter", id,
              "is an input (bound to " + engine + ") but a rule sets it");
+  }
+
+  // what events assign becomes a state of the network (rate 0 unless a rule or reactions change it)
+  std::set<std::string> event_targets;
+  for (unsigned i = 0; i < m.getNumEvents(); ++i) {
+    const Event* ev = m.getEvent(i);
+    const std::string id = ev->getId().empty() ? "event" + std::to_string(i) : ev->getId();
+    if (ev->isSetDelay()) refuse("event", id, "has a delay; events with delays are not supported");
+    if (ev->isSetPriority())
+      refuse("event", id,
+             "has a priority; not supported: events firing in the same step run in document order");
+    if (!ev->isSetTrigger() || !ev->getTrigger()->isSetMath()) refuse("event", id, "has no trigger");
+    for (unsigned j = 0; j < ev->getNumEventAssignments(); ++j) {
+      const std::string v = ev->getEventAssignment(j)->getVariable();
+      if (m.getCompartment(v))
+        refuse("event", id, "assigns compartment '" + v + "'; non-constant compartments are not supported");
+      if (inputs.count(v))
+        refuse("event", id, "assigns '" + v + "', an engine input (bound to " + inputs.at(v) + ")");
+      if (assignment.count(v)) refuse("event", id, "assigns '" + v + "', which an assignment rule sets");
+      const Species* sp = m.getSpecies(v);
+      const Parameter* p = m.getParameter(v);
+      if (sp == nullptr && p == nullptr)
+        refuse("event", id, "assigns '" + v + "', which is no species or parameter (not supported)");
+      if ((sp && sp->getConstant()) || (p && p->getConstant()))
+        refuse("event", id, "assigns '" + v + "', which is constant");
+      event_targets.insert(v);
+    }
   }
 
   const std::set<std::string> native = native_functions(m);
@@ -291,7 +326,7 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
     const auto& id = p->getId();
     if (inputs.count(id)) {
       symbols[id] = inputs.at(id);
-    } else if (rate.count(id)) {
+    } else if (rate.count(id) || event_targets.count(id)) {
       add_state(id, p->isSetValue() ? p->getValue() : 0.0);
     } else if (!assignment.count(id)) {
       if (!p->isSetValue()) refuse("parameter", id, "has no value");
@@ -318,7 +353,8 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
       symbols[id] = inputs.at(id);
     } else if (assignment.count(id)) {
       // set below
-    } else if (s->getConstant() || (s->getBoundaryCondition() && !rate.count(id))) {
+    } else if (s->getConstant() ||
+               (s->getBoundaryCondition() && !rate.count(id) && !event_targets.count(id))) {
       spec.parameters.emplace_back(id, initial);
       symbols[id] = id;
     } else {
@@ -385,6 +421,23 @@ UserNetworkSpec translate(Model& m, const std::map<std::string, std::string>& in
   }
   for (std::size_t k = 0; k < spec.species.size(); ++k)
     spec.species[k].rate = terms[k].empty() ? "0.0" : terms[k];
+  // events: trigger and assignments in the expression language, `time` allowed (the end of the step)
+  for (unsigned i = 0; i < m.getNumEvents(); ++i) {
+    const Event* ev = m.getEvent(i);
+    UserEvent u;
+    u.id = ev->getId().empty() ? "event" + std::to_string(i) : ev->getId();
+    const Trigger* tr = ev->getTrigger();
+    // SBML Level 2 has no initialValue; its events cannot fire at t = 0, which is initialValue = true
+    u.initial_value = tr->isSetInitialValue() ? tr->getInitialValue() : true;
+    u.trigger = MathWriter(symbols, "event", u.id, &m, &native, true).write(tr->getMath());
+    for (unsigned j = 0; j < ev->getNumEventAssignments(); ++j) {
+      const EventAssignment* a = ev->getEventAssignment(j);
+      if (!a->isSetMath()) refuse("event", u.id, "assigns '" + a->getVariable() + "' without math");
+      u.assignments.emplace_back(state.at(a->getVariable()),
+                                 MathWriter(symbols, "event", u.id, &m, &native, true).write(a->getMath()));
+    }
+    spec.events.push_back(std::move(u));
+  }
   return spec;
 }
 
@@ -427,7 +480,8 @@ bool is_id(const std::string& s) {
 ///   y := expression                      an assignment rule
 ///   function f(x, y) / body / end        a function definition
 ///   # or // comments, const/var/substanceOnly prefixes of declarations are ignored.
-/// Events (`at`), units, imports and model modules are refused naming the line.
+///   [E1:] at (condition)[, t0 = false]: x = value, y = value   an event (no delays, no priority)
+/// Units, imports and model modules are refused naming the line.
 std::string antimony_to_sbml(const std::string& text, const std::string& file) {
   struct Side {
     std::vector<std::pair<std::string, double>> species;  // id, stoichiometry
@@ -445,6 +499,14 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
   std::vector<std::pair<std::string, std::string>> rate_rules, assignment_rules;
   std::vector<AntimonyReaction> reactions;
   std::vector<std::pair<std::string, std::string>> functions;  // "f(x, y)" header, body
+  struct AntimonyEvent {
+    std::string id, trigger;
+    bool t0 = true;  // the trigger's initialValue (Antimony's default)
+    std::vector<std::pair<std::string, std::string>> assignments;
+    int line = 0;
+  };
+  std::vector<AntimonyEvent> events;
+  std::set<std::string> event_assigned;
   std::string model_id = "antimony_model";
   const auto add_species = [&](const std::string& id) {
     if (species.insert(id).second) species_order.push_back(id);
@@ -500,6 +562,65 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
       function_body.clear();
       in_function = true;
       continue;
+    }
+    {  // an event: [label:] at [(]condition[)][, t0 = false]: x = expr, y = expr
+      std::string label, rest = st;
+      const auto colon = st.find(':');
+      if (colon != std::string::npos && is_id(trim(st.substr(0, colon))) &&
+          trim(st.substr(colon + 1)).rfind("at", 0) == 0) {
+        label = trim(st.substr(0, colon));
+        rest = trim(st.substr(colon + 1));
+      }
+      if (rest.rfind("at", 0) == 0 && rest.size() > 2 && (rest[2] == ' ' || rest[2] == '\t' || rest[2] == '(')) {
+        AntimonyEvent ev;
+        ev.line = line;
+        ev.id = label.empty() ? "_E" + std::to_string(events.size()) : label;
+        // split at the top level: the head (condition and options) before the first ':', then ','
+        const auto split = [](const std::string& text, char sep) {
+          std::vector<std::string> parts(1);
+          int depth = 0;
+          for (char ch : text) {
+            if (ch == '(') ++depth;
+            if (ch == ')') --depth;
+            if (ch == sep && depth == 0) {
+              parts.emplace_back();
+              continue;
+            }
+            parts.back() += ch;
+          }
+          return parts;
+        };
+        const auto halves = split(rest.substr(2), ':');
+        if (halves.size() != 2)
+          throw SbmlError{where + ": event '" + ev.id + "': expected at condition: x = value, ..."};
+        const auto head = split(halves[0], ',');
+        ev.trigger = trim(head[0]);
+        if (ev.trigger.find(" after ") != std::string::npos || ev.trigger.rfind("after", 0) == 0)
+          throw SbmlError{where + ": event '" + ev.id + "': delays ('after') are not supported"};
+        for (std::size_t k = 1; k < head.size(); ++k) {
+          const std::string opt = trim(head[k]);
+          const auto eq = opt.find('=');
+          const std::string key = trim(opt.substr(0, eq)), val = eq == std::string::npos ? "" : trim(opt.substr(eq + 1));
+          if (key == "t0" && (val == "false" || val == "true")) {
+            ev.t0 = val == "true";
+          } else if (key == "persistent" || key == "fromTrigger") {
+            // without delays neither changes what the engine does
+          } else {
+            throw SbmlError{where + ": event '" + ev.id + "': option '" + opt +
+                            "' is not supported (t0, persistent and fromTrigger are)"};
+          }
+        }
+        for (const auto& part : split(halves[1], ',')) {
+          const auto eq = part.find('=');
+          const std::string id = trim(part.substr(0, eq == std::string::npos ? 0 : eq));
+          if (eq == std::string::npos || !is_id(id))
+            throw SbmlError{where + ": event '" + ev.id + "': '" + trim(part) + "' is not id = value"};
+          ev.assignments.emplace_back(id, trim(part.substr(eq + 1)));
+          event_assigned.insert(id);
+        }
+        events.push_back(ev);
+        continue;
+      }
     }
     if (word == "at" || word == "import" || word == "unit" || word == "delete" ||
         st.find(" at ") != std::string::npos)
@@ -695,7 +816,7 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
     if (species.count(id) || compartment_ids.count(id) || m->getParameter(id)) continue;
     Parameter* p = m->createParameter();
     p->setId(id);
-    p->setConstant(!ruled.count(id));
+    p->setConstant(!ruled.count(id) && !event_assigned.count(id));
     p->setValue(0.0);
     initial(id, [&](double v) { p->setValue(v); });
   }
@@ -715,6 +836,21 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
     RateRule* r = m->createRateRule();
     r->setVariable(id);
     r->setMath(antimony_formula(expr, where + ": " + id + "'").get());
+  }
+  for (const auto& ev : events) {
+    const std::string at = file + ":" + std::to_string(ev.line) + ": event '" + ev.id + "'";
+    Event* e = m->createEvent();
+    e->setId(ev.id);
+    e->setUseValuesFromTriggerTime(true);
+    Trigger* t = e->createTrigger();
+    t->setInitialValue(ev.t0);
+    t->setPersistent(true);
+    t->setMath(antimony_formula(ev.trigger, at + " trigger").get());
+    for (const auto& [id, expr] : ev.assignments) {
+      EventAssignment* a = e->createEventAssignment();
+      a->setVariable(id);
+      a->setMath(antimony_formula(expr, at + ": " + id + " =").get());
+    }
   }
   for (const auto& rx : reactions) {
     Reaction* r = m->createReaction();
@@ -841,7 +977,13 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string&
     spec.suprabasal = t.string("suprabasal", "");
     spec.suprabasal_where = t.where("suprabasal") + ": " + t.path() + ".suprabasal";
   }
+  for (auto& e : spec.events) e.where = t.where("sbml") + ": " + t.path() + ".sbml: " + name + ": event '" + e.id + "'";
   check_user_network(spec, t, available_fields);
+  if (!spec.events.empty() && (spec.species_index("time") >= 0 ||
+                               std::any_of(spec.parameters.begin(), spec.parameters.end(),
+                                           [](const auto& p) { return p.first == "time"; })))
+    t.fail("sbml", name + ": the id 'time' is the events' time; rename the species or parameter");
+  check_network_events(spec, t, available_fields);
   return spec;
 }
 
@@ -863,6 +1005,9 @@ std::unique_ptr<ASTNode> parse_formula(const std::string& expr, const std::strin
 }  // namespace
 
 std::string write_sbml(const UserNetworkSpec& spec, const std::string& model_id) {
+  if (!spec.events.empty())
+    throw InputError("export-sbml: the network has events ('" + spec.events.front().id +
+                     "'), which export does not write yet");
   SBMLDocument doc(3, 2);
   Model* m = doc.createModel();
   m->setId(model_id);

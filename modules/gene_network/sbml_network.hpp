@@ -23,13 +23,15 @@ bool sbml_available();
 /// Reads the network of the SBML file named by `gene_network.sbml` (relative to the scenario file; a .ant or
 /// .antimony file is first converted from the Antimony subset of docs/sbml.md to SBML Level 3) and
 /// binds the SBML symbols listed in [gene_network.inputs] (SBML id = engine quantity: "adhesion",
-/// "mean_<species id>" or a sampled field of `available_fields`) to the engine's per-cell quantities.
+/// "mean_<species id>" or a cell input of `available_fields`: a sampled field, "volume") to the engine's
+/// per-cell quantities. Events become UserNetworkSpec::events (network_events.hpp).
 /// Species are concentrations (amounts for hasOnlySubstanceUnits species); a reaction's rate enters the
 /// rate of a concentration species divided by the size of the species' compartment. One SBML time unit is
 /// one time unit of the scenario. Optional keys as for a scenario network: `neighbour_distance`,
 /// `suprabasal` (an expression of the SBML ids).
 /// @throws InputError (one line: the scenario key, then "<file>: <element> '<id>': <what>") for a missing
-///         or malformed file, SBML errors, unsupported constructs (algebraic rules, delays, events,
+///         or malformed file, SBML errors, unsupported constructs (algebraic rules, delays, events with
+///         delays or priorities or assigning what the network does not own,
 ///         non-constant compartments, fast reactions, csymbol time, conversion factors, functions outside
 ///         the expression language), an input naming an unknown SBML id or engine quantity, and every
 ///         error check_user_network() finds.
@@ -41,7 +43,8 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& gene_network, const s
 /// constant parameters, the engine inputs the rates read (adhesion, mean_<species>, fields) as
 /// non-constant parameters of value 0 to bind in [gene_network.inputs], and hill, hill_act and hill_rep as
 /// function definitions.
-/// @throws InputError for an expression SBML cannot hold here (the ?: operator).
+/// @throws InputError for an expression SBML cannot hold here (the ?: operator), and for a network with
+///         events (not exported yet).
 std::string write_sbml(const UserNetworkSpec& spec, const std::string& model_id);
 
 /// The [gene_network.inputs] table that binds write_sbml()'s input parameters back to the engine's

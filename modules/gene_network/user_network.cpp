@@ -51,6 +51,15 @@ struct ClampedCopy {
   TISSUE_HD void operator()(std::size_t c) const { to[c] = from[c] > 0.0f ? from[c] : 0.0f; }
 };
 
+/// volume[c] = count[c] * element_volume: the cell's volume, its elements each an equal share of cytoplasm
+/// (Newman 2005).
+struct VolumeFromCount {
+  Span<const std::int32_t> count;
+  Span<float> volume;
+  float element_volume;
+  TISSUE_HD void operator()(std::size_t c) const { volume[c] = static_cast<float>(count[c]) * element_volume; }
+};
+
 /// Layout of the generated kernel's UserNetworkFields argument.
 struct FieldPointers {
   const float* p[kMaxNetworkFields];
@@ -64,10 +73,14 @@ UserNetworkSystem::UserNetworkSystem(UserNetworkSpec spec, NoiseParams noise)
   if (exec::backend() == exec::Backend::cuda) {
     kernel_ =
         std::make_unique<cuda::RuntimeKernel>(cuda_source(spec_), "user_network_stage", "gene_network.cu");
+    if (!spec_.events.empty())
+      events_kernel_ = std::make_unique<cuda::RuntimeKernel>(events_cuda_source(spec_), "user_network_events",
+                                                             "gene_network_events.cu");
     return;
   }
 #endif
   host_ = std::make_unique<HostNetworkEvaluator>(spec_);
+  if (!spec_.events.empty()) host_events_ = std::make_unique<HostEventEvaluator>(spec_);
 }
 
 UserNetworkSystem::~UserNetworkSystem() = default;
@@ -79,6 +92,11 @@ AccessList UserNetworkSystem::access() const {
   a.read("cells", spec_.fields);
   declare_gene_noise_access(a, noise_);
   a.write("cells", "species");
+  if (!spec_.events.empty()) a.read_write("cells", kEventColumn);
+  if (element_volume_ > 0.0) {
+    a.read("cells", "count");
+    a.write("cells", kVolumeInput);
+  }
   if (!spec_.suprabasal.empty()) a.read_write("cells", "flags");  // the other bits are kept
   return a;
 }
@@ -122,6 +140,9 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = species_column(w).span();
+  if (element_volume_ > 0.0)
+    exec::parallel_for(n, VolumeFromCount{w.count.span(), w.cells.column<float>(kVolumeInput).span(),
+                                          static_cast<float>(element_volume_)});
   compute_adhesion_input(w, spec_.species.size(), membrane_.get(), heights_);
   // the noise first (Lie splitting), so that the last stage sets the suprabasal bit from the final state
   add_gene_noise(w, spec_.species.size(), noise_, ctx);
@@ -139,6 +160,40 @@ void UserNetworkSystem::run(World& w, const StepContext& ctx) {
   stage(w, species, species, mid, 0.5 * ctx.dt, Span<std::uint32_t>());
   stage(w, mid, species, species, ctx.dt, spec_.suprabasal.empty() ? Span<std::uint32_t>() : w.flags.span());
   exec::parallel_for(n, ClampedCopy{mid_adhesion, adhesion});
+  if (!spec_.events.empty()) run_events(w, ctx);
+}
+
+void UserNetworkSystem::run_events(World& w, const StepContext& ctx) {
+  const std::size_t n = w.cells.size(), stride = w.cells.capacity();
+  const Span<float> species = species_column(w).span();
+  const Span<float> prev = w.cells.column<float>(kEventColumn).span();
+  if (!spec_.mean_species.empty()) {  // the means of the final state (the bins of this step's centres)
+    const auto d = static_cast<float>(spec_.neighbour_distance);
+    NeighbourMeans means{
+        species, means_.span(), stride, w.cx.span(), w.cy.span(), w.cz.span(), bins_.view(), d * d, w.box, {},
+        0};
+    for (int s : spec_.mean_species) means.species[means.count++] = s;
+    exec::parallel_for(n, means);
+  }
+  std::vector<const float*>& fields = field_columns_;
+  fields.clear();
+  for (const auto& f : spec_.fields) fields.push_back(w.cells.column<float>(f).span().data());
+  const double time = ctx.time + ctx.dt;  // the end of the step
+  if (host_events_) {
+    host_events_->run(species.data(), prev.data(), means_.span().data(), fields, stride, n, time);
+    return;
+  }
+#if defined(TISSUE_BACKEND_CUDA)
+  float* s = species.data();
+  float* p = prev.data();
+  const float* m = means_.span().data();
+  FieldPointers f{};
+  for (std::size_t i = 0; i < fields.size(); ++i) f.p[i] = fields[i];
+  unsigned long long st = stride, count = n;
+  double t = time;
+  void* args[] = {&s, &p, &m, &f, &st, &count, &t};
+  events_kernel_->launch(n, args);
+#endif
 }
 
 }  // namespace tissue::grn

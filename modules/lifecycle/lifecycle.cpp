@@ -138,6 +138,9 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
       species->host(cu, s) *= 0.5f;
       species->host(du, s) = species->host(cu, s);
     }
+  // a gene network's per-cell event state (its triggers' previous values): both daughters keep the mother's
+  if (auto* events = dynamic_cast<Column<float>*>(w.cells.find("gene_network_events")))
+    for (int e = 0; e < events->components(); ++e) events->host(du, e) = events->host(cu, e);
   w.flags.host(du) = w.flags.host(cu);
   // a daughter is of its mother's cell type (the column exists when the scenario declares [[cell_types]])
   if (auto* cell_type = dynamic_cast<Column<std::int32_t>*>(w.cells.find("cell_type")))
@@ -253,6 +256,7 @@ void install_lifecycle(Composition& comp) {
   access.write("elements", "x", "y", "z", "cell", kElementTypeColumn)
       .write("cells", "id", "first", "count", "cx", "cy", "cz", "flags");
   if (life.delta_species >= 0) access.write("cells", kSpeciesColumn);
+  if (w.cells.find("gene_network_events")) access.read_write("cells", "gene_network_events");
   if (life.cycle_cv > 0.0) {
     access.read("cells", kGrowthIntervalColumn, kNextGrowthColumn);
     access.write("cells", kGrowthIntervalColumn, kNextGrowthColumn);

@@ -236,14 +236,23 @@ def test_bad_input_malformed_xml(tmp_path):
     expect_bad_input(scenario_with(tmp_path, 'sbml = "broken.xml"'), "bad.toml:15:8: gene_network.sbml: broken.xml: line 1: XML content is not well-formed")
 
 
+EVENT = ('<listOfEvents><event id="pulse" useValuesFromTriggerTime="true"><trigger initialValue="false" '
+         'persistent="true"><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><gt/><ci>x</ci><cn>2</cn>'
+         '</apply></math></trigger>{extra}<listOfEventAssignments><eventAssignment variable="{variable}"><math '
+         'xmlns="http://www.w3.org/1998/Math/MathML"><cn>0</cn></math></eventAssignment>'
+         '</listOfEventAssignments></event></listOfEvents>')
+
 UNSUPPORTED = {
     "algebraic rule": ('<listOfRules><algebraicRule><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><minus/>'
                        '<ci>x</ci><cn>1</cn></apply></math></algebraicRule></listOfRules>', "algebraicRule"),
-    "event": ('<listOfEvents><event id="pulse" useValuesFromTriggerTime="true"><trigger initialValue="false" '
-              'persistent="true"><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><gt/><ci>x</ci><cn>2</cn>'
-              '</apply></math></trigger><listOfEventAssignments><eventAssignment variable="x"><math '
-              'xmlns="http://www.w3.org/1998/Math/MathML"><cn>0</cn></math></eventAssignment>'
-              '</listOfEventAssignments></event></listOfEvents>', "event 'pulse'"),
+    # events run per cell per step; what that cannot honour is refused naming the event
+    "event with a delay": (EVENT.format(extra='<delay><math xmlns="http://www.w3.org/1998/Math/MathML"><cn>1</cn>'
+                                              '</math></delay>', variable="x"),
+                           "event 'pulse': has a delay"),
+    "event with a priority": (EVENT.format(extra='<priority><math xmlns="http://www.w3.org/1998/Math/MathML"><cn>1'
+                                                 '</cn></math></priority>', variable="x"),
+                              "event 'pulse': has a priority"),
+    "event assigning a compartment": (EVENT.format(extra="", variable="c"), "event 'pulse': assigns compartment 'c'"),
     "delay": ('<listOfRules><rateRule variable="x"><math xmlns="http://www.w3.org/1998/Math/MathML"><apply><csymbol '
               'encoding="text" definitionURL="http://www.sbml.org/sbml/symbols/delay">delay</csymbol><ci>x</ci>'
               '<cn>1</cn></apply></math></rateRule></listOfRules>', "rateRule 'x': uses delay()"),
@@ -281,8 +290,110 @@ def test_bad_input_missing_file(tmp_path):
 
 
 def test_bad_input_antimony(tmp_path):
-    """Antimony statements outside the supported subset (events) are refused naming the file and line."""
-    write(tmp_path, "m.ant", "x' = -x\nx = 1\nat (x < 0.5): x = 1\n")
-    expect_bad_input(scenario_with(tmp_path, 'sbml = "m.ant"'), "gene_network.sbml: m.ant: m.ant:3: 'at' statements")
+    """Antimony statements outside the supported subset (delayed events, imports) are refused naming the
+    file, line and event."""
+    write(tmp_path, "m.ant", "x' = -x\nx = 1\nE1: at 2 after (x < 0.5): x = 1\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "m.ant"'), "gene_network.sbml: m.ant: m.ant:3: event 'E1': delays")
+    write(tmp_path, "p.ant", "x' = -x\nx = 1\nE1: at (x < 0.5), priority = 2: x = 1\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "p.ant"'), "p.ant:3: event 'E1': option 'priority = 2'")
+    write(tmp_path, "i.ant", "import \"other.ant\"\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "i.ant"'), "i.ant:1: 'import' statements")
     write(tmp_path, "r.ant", "J1: A -> B\n")
     expect_bad_input(scenario_with(tmp_path, 'sbml = "r.ant"'), "r.ant:1: reaction 'J1' has no rate law")
+
+
+# ---- events and the volume input ------------------------------------------------------------------------
+
+def sawtooth_reference(path, t_end):
+    """Firing times of sawtooth.xml's `reset` event from SciPy: x' = (the rate rule, read with libSBML),
+    integrated by solve_ivp with the trigger (read with libSBML) as a terminal event, x reset to the
+    assignment's value after each firing."""
+    m = libsbml.readSBMLFromFile(path).getModel()
+    env = {p.getId(): p.getValue() for p in m.getListOfParameters()}
+    rate = libsbml.formulaToL3String(m.getRateRule("x").getMath())
+    ev = m.getEvent("reset")
+    trig = ev.getTrigger().getMath()
+    assert trig.getType() == libsbml.AST_RELATIONAL_GEQ
+    level = eval(libsbml.formulaToL3String(trig.getChild(1)), {}, env)
+    reset = eval(libsbml.formulaToL3String(ev.getEventAssignment("x").getMath()), {}, env)
+    f = lambda t, y: [eval(rate, {}, dict(env, x=y[0]))]
+    hit = lambda t, y: y[0] - level
+    hit.terminal, hit.direction = True, 1
+    t, x, fired = 0.0, 0.0, []
+    while t < t_end:
+        sol = solve_ivp(f, (t, t_end), [x], events=hit, rtol=1e-11, atol=1e-12)
+        if not sol.t_events[0].size:
+            break
+        t, x = float(sol.t_events[0][0]), reset
+        fired.append(t)
+    return np.array(fired)
+
+
+def test_events_sawtooth_scipy(tmp_path):
+    """The engine's sawtooth (sawtooth.xml, 4 cells) against SciPy's firing times: the count n at each output
+    time equals the number of firings before it, except within one step of a firing time; x = t - last
+    firing within one step; the swap uses pre-event values; initialValue true/false."""
+    snaps = run(os.path.join(HERE, "sawtooth_cells.toml"), str(tmp_path / "out"))
+    dt = 0.125
+    fired = sawtooth_reference(os.path.join(HERE, "sawtooth.xml"), snaps[-1][0] + 1)
+    assert fired.size >= 5
+    for t, d in snaps:
+        n = np.asarray(d["n"]).ravel()
+        x = np.asarray(d["x"]).ravel()
+        count = int(np.sum(fired <= t + 1e-9))
+        near = np.any(np.abs(fired - t) <= dt + 1e-9)
+        if not near:
+            assert np.all(n == count), (t, n, count)
+            last = fired[count - 1] if count else 0.0
+            assert np.all(np.abs(x - (t - last)) <= dt + 1e-9), (t, x, last)
+        a, b = np.asarray(d["a"]).ravel(), np.asarray(d["b"]).ravel()
+        assert np.all(a == (3 if t > 0.5 else 1)) and np.all(b == (1 if t > 0.5 else 3)), (t, a, b)
+        assert np.all(np.asarray(d["stays"]) == 0), "an event with initialValue true fired on a trigger true at t = 0"
+        assert np.all(np.asarray(d["onces"]) == (1 if t > 0 else 0)), "initialValue false: fires once, at the first step"
+
+
+def test_events_antimony_equals_xml(tmp_path):
+    """The Antimony `at` statements give the same run as the SBML file."""
+    xml = run(os.path.join(HERE, "sawtooth_cells.toml"), str(tmp_path / "xml"))
+    ant = run(os.path.join(HERE, "sawtooth_cells_ant.toml"), str(tmp_path / "ant"))
+    assert len(xml) == len(ant)
+    for (t1, d1), (t2, d2) in zip(xml, ant):
+        assert t1 == t2
+        for name in ("x", "n", "a", "b", "stays", "onces"):
+            assert np.array_equal(np.asarray(d1[name]), np.asarray(d2[name])), (t1, name)
+
+
+def test_events_division_and_restart(tmp_path):
+    """Daughters keep their mother's trigger state (check_events.py division)."""
+    out = str(tmp_path / "out")
+    subprocess.run([TISSUE, "run", os.path.join(HERE, "events_division.toml"), "--backend", "cpu", "--out", out,
+                    "--overwrite"], check=True, capture_output=True)
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "check_events.py"), "division", out], check=True)
+
+
+def test_events_bad_input(tmp_path):
+    """An event assigning an engine input, or reading a name the network lacks: one line, exit 2, the event."""
+    write(tmp_path, "m.ant", "x' = 1\nx = 0\nspecies x\nE1: at (x > 1): x = 0, g = 1\ng = 0\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "m.ant"', '[gene_network.inputs]\ng = "adhesion"\n'),
+                     "m.ant: event 'E1': assigns 'g', an engine input")
+    write(tmp_path, "k.ant", "x' = 1\nx = 0\nspecies x\nE1: at (y > 1): x = 0\n")
+    expect_bad_input(scenario_with(tmp_path, 'sbml = "k.ant"'), "k.ant: event 'E1': unknown symbol 'y'")
+
+
+def test_volume_input(tmp_path):
+    """p' = k v with v bound to "volume": p equals k dt element_volume times the element counts the output shows
+    (check_events.py volume), on growing cells."""
+    out = str(tmp_path / "out")
+    subprocess.run([TISSUE, "run", os.path.join(HERE, "volume_cells.toml"), "--backend", "cpu", "--out", out,
+                    "--overwrite"], check=True, capture_output=True)
+    subprocess.run(["/usr/bin/python3", os.path.join(HERE, "check_events.py"), "volume", out, "0.5", "0.25"],
+                   check=True)
+
+
+def test_volume_input_bad_keys(tmp_path):
+    """element_volume must be a positive finite number: one line naming the key, exit 2."""
+    write(tmp_path, "v.ant", "p' = v\np = 0\nspecies p\nv = 0\n")
+    for value, fragment in (("0", "gene_network.element_volume"), ('"big"', "gene_network.element_volume"),
+                            ("nan", "gene_network.element_volume"), ("inf", "gene_network.element_volume")):
+        expect_bad_input(scenario_with(tmp_path, f'sbml = "v.ant"\nelement_volume = {value}',
+                                       '[gene_network.inputs]\nv = "volume"\n'), fragment)
