@@ -363,7 +363,7 @@ def test_events_antimony_equals_xml(tmp_path):
             assert np.array_equal(np.asarray(d1[name]), np.asarray(d2[name])), (t1, name)
 
 
-def test_events_division_and_restart(tmp_path):
+def test_events_division(tmp_path):
     """Daughters keep their mother's trigger state (check_events.py division)."""
     out = str(tmp_path / "out")
     subprocess.run([TISSUE, "run", os.path.join(HERE, "events_division.toml"), "--backend", "cpu", "--out", out,
