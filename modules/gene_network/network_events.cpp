@@ -38,9 +38,10 @@ void check_network_events(UserNetworkSpec& spec, const io::ScenarioTable& t,
   for (const auto& e : spec.events) {
     note_use(check_expression(spec.parameters, vars, e.trigger, e.where + " trigger", kEventNamesHint));
     for (const auto& [k, expr] : e.assignments)
-      note_use(check_expression(spec.parameters, vars, expr,
-                                e.where + " assignment to '" + spec.species[static_cast<std::size_t>(k)].name + "'",
-                                kEventNamesHint));
+      note_use(check_expression(
+          spec.parameters, vars, expr,
+          e.where + " assignment to '" + spec.species[static_cast<std::size_t>(k)].name + "'",
+          kEventNamesHint));
   }
   spec.mean_species.assign(means.begin(), means.end());
   if (spec.mean_species.size() > static_cast<std::size_t>(kMaxMeanSpecies))
@@ -111,8 +112,8 @@ std::string events_cuda_source(const UserNetworkSpec& spec) {
   for (const auto& ev : spec.events)
     for (const auto& a : ev.assignments) targets.insert(a.first);
   for (const int k : targets)
-    src << "    species[" << k << " * stride + c] = (float)s_" << spec.species[static_cast<std::size_t>(k)].name
-        << ";\n";
+    src << "    species[" << k << " * stride + c] = (float)s_"
+        << spec.species[static_cast<std::size_t>(k)].name << ";\n";
   src << "  }\n";
   src << "}\n";
   return src.str();
@@ -125,7 +126,7 @@ struct HostEventEvaluator::Impl {
   VariableArrays vars;
   std::vector<std::unique_ptr<ExpressionParser>> triggers;
   std::vector<std::vector<std::unique_ptr<ExpressionParser>>> assignments;
-  std::vector<std::vector<double>> values;             ///< per assignment of one event
+  std::vector<std::vector<double>> values;            ///< per assignment of one event
   std::vector<std::vector<unsigned char>> pre, fire;  ///< per event, per cell
   std::vector<unsigned char> any;
   std::vector<double> results;

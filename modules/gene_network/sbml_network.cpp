@@ -571,15 +571,16 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
         label = trim(st.substr(0, colon));
         rest = trim(st.substr(colon + 1));
       }
-      if (rest.rfind("at", 0) == 0 && rest.size() > 2 && (rest[2] == ' ' || rest[2] == '\t' || rest[2] == '(')) {
+      if (rest.rfind("at", 0) == 0 && rest.size() > 2 &&
+          (rest[2] == ' ' || rest[2] == '\t' || rest[2] == '(')) {
         AntimonyEvent ev;
         ev.line = line;
         ev.id = label.empty() ? "_E" + std::to_string(events.size()) : label;
         // split at the top level: the head (condition and options) before the first ':', then ','
-        const auto split = [](const std::string& text, char sep) {
+        const auto split = [](const std::string& part_text, char sep) {
           std::vector<std::string> parts(1);
           int depth = 0;
-          for (char ch : text) {
+          for (char ch : part_text) {
             if (ch == '(') ++depth;
             if (ch == ')') --depth;
             if (ch == sep && depth == 0) {
@@ -600,7 +601,8 @@ std::string antimony_to_sbml(const std::string& text, const std::string& file) {
         for (std::size_t k = 1; k < head.size(); ++k) {
           const std::string opt = trim(head[k]);
           const auto eq = opt.find('=');
-          const std::string key = trim(opt.substr(0, eq)), val = eq == std::string::npos ? "" : trim(opt.substr(eq + 1));
+          const std::string key = trim(opt.substr(0, eq)),
+                            val = eq == std::string::npos ? "" : trim(opt.substr(eq + 1));
           if (key == "t0" && (val == "false" || val == "true")) {
             ev.t0 = val == "true";
           } else if (key == "persistent" || key == "fromTrigger") {
@@ -977,11 +979,12 @@ UserNetworkSpec read_sbml_network(const io::ScenarioTable& t, const std::string&
     spec.suprabasal = t.string("suprabasal", "");
     spec.suprabasal_where = t.where("suprabasal") + ": " + t.path() + ".suprabasal";
   }
-  for (auto& e : spec.events) e.where = t.where("sbml") + ": " + t.path() + ".sbml: " + name + ": event '" + e.id + "'";
+  for (auto& e : spec.events)
+    e.where = t.where("sbml") + ": " + t.path() + ".sbml: " + name + ": event '" + e.id + "'";
   check_user_network(spec, t, available_fields);
-  if (!spec.events.empty() && (spec.species_index("time") >= 0 ||
-                               std::any_of(spec.parameters.begin(), spec.parameters.end(),
-                                           [](const auto& p) { return p.first == "time"; })))
+  if (!spec.events.empty() &&
+      (spec.species_index("time") >= 0 || std::any_of(spec.parameters.begin(), spec.parameters.end(),
+                                                      [](const auto& p) { return p.first == "time"; })))
     t.fail("sbml", name + ": the id 'time' is the events' time; rename the species or parameter");
   check_network_events(spec, t, available_fields);
   return spec;

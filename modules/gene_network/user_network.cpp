@@ -57,7 +57,9 @@ struct VolumeFromCount {
   Span<const std::int32_t> count;
   Span<float> volume;
   float element_volume;
-  TISSUE_HD void operator()(std::size_t c) const { volume[c] = static_cast<float>(count[c]) * element_volume; }
+  TISSUE_HD void operator()(std::size_t c) const {
+    volume[c] = static_cast<float>(count[c]) * element_volume;
+  }
 };
 
 /// Layout of the generated kernel's UserNetworkFields argument.
