@@ -8,6 +8,7 @@
 #include "modules/gene_network/network_events.hpp"
 #include "modules/gene_network/network_expressions.hpp"
 #include "modules/gene_network/sbml_network.hpp"
+#include "modules/gene_network/typed_network.hpp"
 #include "modules/gene_network/user_network.hpp"
 
 namespace tissue::grn {
@@ -59,15 +60,33 @@ void install_gene_network(Composition& comp) {
   std::unique_ptr<System> network;
   const NoiseParams noise = read_noise_params(table);
   std::vector<UserEvent> events;  // a network's SBML events: their previous trigger values are a column
-  if (has_user_network(table) || has_sbml_network(table)) {
+  bool typed = false;              // the network is selected by the cell's type (typed_network.hpp)
+  bool reads_volume = false;
+  double element_volume = 1.0;
+  if (has_typed_networks(comp.root())) {
+    // a network per cell type ([cell_types.gene_network]), merged into one spec (without events and the
+    // volume input: read_typed_networks refuses them)
+    auto merged = read_typed_networks(comp.root(), table, comp.settings().scenario_path,
+                                      comp.find<const std::vector<std::string>>("cell_types").get(),
+                                      comp.cell_inputs());
+    typed = merged.typed;
+    for (const auto& sp : merged.spec.species) {
+      names.push_back(sp.name);
+      initial.push_back(sp.initial);
+    }
+    names.push_back("adhesion");
+    neighbour_distance = merged.spec.neighbour_distance;
+    auto user = std::make_unique<UserNetworkSystem>(std::move(merged.spec), noise);
+    if (adhesion) user->set_membrane(adhesion);
+    network = std::move(user);
+  } else if (has_user_network(table) || has_sbml_network(table)) {
     // a network written in the scenario, or read from SBML: the same spec, compiled the same way; the
     // cell's volume is one more input ("volume": element count x element_volume)
-    const double element_volume = read_element_volume(table);
+    element_volume = read_element_volume(table);
     const auto inputs = with_volume_input(table, comp.cell_inputs());
     auto spec = has_sbml_network(table) ? read_sbml_network(table, comp.settings().scenario_path, inputs)
                                         : read_user_network(table, inputs);
-    const bool reads_volume =
-        std::find(spec.fields.begin(), spec.fields.end(), kVolumeInput) != spec.fields.end();
+    reads_volume = std::find(spec.fields.begin(), spec.fields.end(), kVolumeInput) != spec.fields.end();
     if (reads_volume) w.cells.add_column<float>(kVolumeInput);
     events = spec.events;
     for (const auto& sp : spec.species) {
@@ -136,6 +155,11 @@ void install_gene_network(Composition& comp) {
   }
   w.add_output({TissueOutput::Kind::flag, kSuprabasalFlag, "", w.flag_bit(kSuprabasalFlag)});
   w.add_output({TissueOutput::Kind::cell_components, "", kSpeciesColumn});
+  if (typed) {
+    // the cell's type as the float column the merged network reads, refreshed before every network step
+    w.cells.add_column<float>(kNetworkTypeColumn);
+    comp.add_system(std::make_unique<NetworkTypeSystem>());
+  }
   comp.add_system(std::move(network));
 }
 

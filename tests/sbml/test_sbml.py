@@ -397,3 +397,57 @@ def test_volume_input_bad_keys(tmp_path):
                             ("nan", "gene_network.element_volume"), ("inf", "gene_network.element_volume")):
         expect_bad_input(scenario_with(tmp_path, f'sbml = "v.ant"\nelement_volume = {value}',
                                        '[gene_network.inputs]\nv = "volume"\n'), fragment)
+
+
+# ---- a network per cell type (docs/sbml.md, "A network per cell type") -----------------------------------
+
+def types_scenario(tmp_path, name, types_toml, tissue_toml=""):
+    """isolated_types.toml's 16 isolated cells with other [[cell_types]] and [gene_network] tables (the SBML
+    files are this folder's)."""
+    base = open(os.path.join(HERE, "isolated_types.toml")).read().split("[[cell_types]]")[0]
+    base = base.replace('"decay_', f'"{HERE}/decay_')
+    return write(tmp_path, name, base + tissue_toml + types_toml + "\n[output]\nevery = 100\n")
+
+
+def test_typed_networks_decay(tmp_path):
+    """Two types, two SBML files: each cell's S equals 2 exp(-k t) with k of its type (0.5 or 0.2); A (only in
+    decay_fast.xml) decays in fast cells and stays 2 in slow ones, B (only in decay_slow.xml) the reverse."""
+    snaps = run(os.path.join(HERE, "isolated_types.toml"), str(tmp_path / "types"))
+    assert len(snaps) == 5
+    for t, data in snaps:
+        kind = data["cell_type"].astype(int)
+        assert set(kind) == {0, 1}
+        k = np.where(kind == 0, 0.5, 0.2)
+        np.testing.assert_allclose(data["S"].astype(float), 2.0 * np.exp(-k * t), rtol=1e-4)
+        fast = kind == 0
+        np.testing.assert_allclose(data["A"][fast].astype(float), 2.0 * math.exp(-0.5 * t), rtol=1e-4)
+        np.testing.assert_allclose(data["B"][~fast].astype(float), 3.0 * math.exp(-0.2 * t), rtol=1e-4)
+        assert np.all(data["A"][~fast] == np.float32(2.0)) and np.all(data["B"][fast] == np.float32(3.0))
+
+
+def test_typed_networks_same_file_bytes(tmp_path):
+    """Two types that both name decay_fast.xml give the bytes of the scenario with decay_fast.xml as the
+    tissue-wide network."""
+    types = ('[[cell_types]]\nname = "a"\nfraction = 0.5\n{net}[[cell_types]]\nname = "b"\nfraction = 0.5\n{net}')
+    per_type = types.format(net=f'[cell_types.gene_network]\nsbml = "{HERE}/decay_fast.xml"\n')
+    wide = types.format(net="")
+    a = run(types_scenario(tmp_path, "per_type.toml", per_type), str(tmp_path / "per_type"))
+    b = run(types_scenario(tmp_path, "wide.toml", wide, f'[gene_network]\nsbml = "{HERE}/decay_fast.xml"\n'),
+            str(tmp_path / "wide"))
+    assert len(a) == len(b) == 5
+    for (ta, da), (tb, db) in zip(a, b):
+        assert ta == tb and sorted(da) == sorted(db)
+        for key in da:
+            np.testing.assert_array_equal(da[key], db[key])
+    assert float(a[-1][1]["S"][0]) < 1.0  # the network ran (2 exp(-0.5 x 4) = 0.27)
+
+
+def test_typed_networks_bad_input(tmp_path):
+    """A per-type SBML network whose species starts elsewhere than the tissue-wide one's is refused."""
+    other = write(tmp_path, "other.xml", open(os.path.join(HERE, "decay_slow.xml")).read()
+                  .replace('initialConcentration="2"', 'initialConcentration="7"'))
+    types = (f'[[cell_types]]\nname = "a"\nfraction = 0.5\n[cell_types.gene_network]\nsbml = "{other}"\n'
+             '[[cell_types]]\nname = "b"\nfraction = 0.5\n')
+    expect_bad_input(types_scenario(tmp_path, "bad.toml", types,
+                                    f'[gene_network]\nsbml = "{HERE}/decay_fast.xml"\n'),
+                     "cell_types[0].gene_network", "species 'S' starts at 7 here but at 2")
