@@ -2,10 +2,12 @@
 
 #include "modules/gene_network/network_export.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "engine/exec/error.hpp"
 #include "modules/gene_network/sbml_network.hpp"
+#include "modules/gene_network/typed_network.hpp"
 #include "modules/gene_network/user_network.hpp"
 
 namespace tissue::grn {
@@ -71,6 +73,10 @@ SbmlExport export_network_sbml(Schedule& schedule, const std::string& model_id) 
     UserNetworkSpec spec;
     if (const auto* user = dynamic_cast<const UserNetworkSystem*>(&s)) {
       spec = user->spec();
+      if (std::find(spec.fields.begin(), spec.fields.end(), kNetworkTypeColumn) != spec.fields.end())
+        throw InputError(
+            "export-sbml: the scenario runs a network per cell type ([cell_types.gene_network]); "
+            "one SBML model holds one network: export each from a scenario that runs it alone");
     } else if (const auto* builtin = dynamic_cast<const GeneNetworkSystem*>(&s)) {
       spec = builtin_network_spec(builtin->params());
     } else {

@@ -451,3 +451,13 @@ def test_typed_networks_bad_input(tmp_path):
     expect_bad_input(types_scenario(tmp_path, "bad.toml", types,
                                     f'[gene_network]\nsbml = "{HERE}/decay_fast.xml"\n'),
                      "cell_types[0].gene_network", "species 'S' starts at 7 here but at 2")
+
+
+def test_typed_networks_export_refused():
+    """export-sbml of a scenario whose types run different networks is refused (one SBML model, one network)."""
+    p = subprocess.run([TISSUE, "export-sbml", os.path.join(HERE, "isolated_types.toml")], capture_output=True,
+                       text=True)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "runs a network per cell type" in lines[0], p.stderr
+
