@@ -151,6 +151,45 @@ TEST_CASE("typed networks: two types pointing to one network give the tissue-wid
   CHECK(a[0] != 4.0f);  // the network did run
 }
 
+TEST_CASE("typed networks: neighbour means average over the neighbours of every type", "[typed_network]") {
+  // type a: Y' = 1 (Y = t); type b: Y' = 0 (Y stays 0) and Z' = mean_Y, so a b cell with n_a of its 4
+  // neighbours of type a has Z = (n_a / 4) t^2 / 2 (midpoint RK2 is exact for this quadratic)
+  const std::string a =
+      "[cell_types.gene_network]\nneighbour_distance = 5.0\nspecies = [{ name = \"Y\", rate = \"1\" }]\n";
+  const std::string b =
+      "[cell_types.gene_network]\nneighbour_distance = 5.0\nspecies = [{ name = \"Y\", rate = \"0\" }, { "
+      "name "
+      "= \"Z\", rate = \"mean_Y\" }]\n";
+  auto sim = build(scenario("\"cell_centres\", \"gene_network\"", two_types(a, b), ""));
+  World& w = *sim->world;
+  const auto types = types_of(w);
+  sim->advance(100);
+  const auto x = species_of(w);
+  const std::size_t n = types.size();
+  const double t = 100 * kDt;
+  int checked = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    if (types[c] == 0) {
+      CHECK(static_cast<double>(x[c]) == Approx(t).epsilon(1e-5));
+      continue;
+    }
+    int n_a = 0, neighbours = 0;
+    for (std::size_t o = 0; o < n; ++o) {
+      const float dx = w.box.min_image_x(w.cx.host(o) - w.cx.host(c));
+      const float dy = w.box.min_image_y(w.cy.host(o) - w.cy.host(c));
+      if (o == c || dx * dx + dy * dy >= 25.0f) continue;
+      ++neighbours;
+      n_a += types[o] == 0 ? 1 : 0;
+    }
+    REQUIRE(neighbours == 4);
+    INFO("b cell " << c << " with " << n_a << " a neighbours");
+    CHECK(x[c] == 0.0f);
+    CHECK(static_cast<double>(x[n + c]) == Approx(n_a / 4.0 * t * t / 2.0).margin(1e-5));
+    checked += n_a > 0 ? 1 : 0;
+  }
+  CHECK(checked > 0);  // some b cell has a neighbours
+}
+
 TEST_CASE("typed networks: a transition switches the cell's network from the next step", "[typed_network]") {
   // every cell starts as a and becomes b at the rules' round at step 30 (time > 0.25)
   const std::string types =
