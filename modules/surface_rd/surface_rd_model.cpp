@@ -14,6 +14,7 @@
 #include "engine/mesh/scenario_mesh.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
+#include "modules/surface_rd/surface_initial_field.hpp"
 
 namespace tissue::surface_rd {
 
@@ -106,7 +107,24 @@ SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::Sc
   return p;
 }
 
-void read_initial_state(const io::ScenarioTable& it, std::size_t vertices, InitialState& init) {
+void read_initial_state(const io::ScenarioTable& it, const mesh::TriangleMesh& mesh,
+                        const std::vector<std::string>& species, const std::string& field,
+                        const std::string& scenario_path, bool non_negative, InitialState& init) {
+  const std::size_t vertices = mesh.vertex_count();
+  const std::string type = it.string("type", "uniform", {"uniform", "file", "expression"});
+  if (type != "uniform") {
+    for (const char* key : {"a", "b", "patch_radius", "patch_vertex", "patch_a", "patch_b"})
+      if (it.has(key) &&
+          !(type == "expression" && std::find(species.begin(), species.end(), key) != species.end()))
+        it.fail(key, "applies to type = \"uniform\" only, not \"" + type + "\"");
+    for (const char* key : {"file", "arrays", "check_points", "point_tolerance"})
+      if (type == "expression" && it.has(key)) it.fail(key, "applies to type = \"file\" only");
+    init.values = read_initial_field(it, type, mesh, species, field, scenario_path, non_negative);
+    init.noise = it.number("noise", 0.0, io::Range::non_negative());
+    return;
+  }
+  for (const char* key : {"file", "arrays", "check_points", "point_tolerance"})
+    if (it.has(key)) it.fail(key, "applies to type = \"file\" only (set initial.type)");
   init.a = it.number("a", init.a);
   init.b = it.number("b", init.b);
   init.noise = it.number("noise", init.noise, io::Range::non_negative());
@@ -219,6 +237,10 @@ void apply_initial_state(SurfaceField<Real>& field, const InitialState& init, st
                                (m.z[v] - m.z[c]) * (m.z[v] - m.z[c]));
     const bool inside = init.patch_radius > 0.0 && d <= init.patch_radius;
     double a = inside ? init.patch_a : init.a, b = inside ? init.patch_b : init.b;
+    if (!init.values.empty()) {
+      a = init.values[0][v];
+      b = init.values[1][v];
+    }
     if (init.noise > 0.0) {
       const auto u = random::uniform4(seed, random::kInitialLayout, v, 0);
       a += init.noise * (2.0 * u.v[0] - 1.0);
@@ -263,7 +285,8 @@ void install_surface_rd(Composition& comp) {
   limits.max_abs = rd.number("max_abs", limits.max_abs, io::Range::positive());
   limits.growth_checks =
       static_cast<int>(rd.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
-  read_initial_state(root.table("initial"), m->vertex_count(), init);
+  read_initial_state(root.table("initial"), *m, species_names(p), "surface", settings.scenario_path,
+                     p.kinetics == Kinetics::chemotaxis, init);
 
   const double h = mesh::mean_edge_length(*m, topology);
   const double dt = settings.dt_given ? settings.dt : dt_factor * h * h;
@@ -317,7 +340,8 @@ void install_membrane_rd(Composition& comp) {
   const auto rd = table.table("rd");
   InitialState initial;
   const SurfaceRdParams params = read_surface_rd_params(rd, rd, initial);
-  read_initial_state(rd.table("initial"), membrane->vertex_count(), initial);
+  read_initial_state(rd.table("initial"), *membrane, species_names(params), "membrane",
+                     comp.settings().scenario_path, params.kinetics == Kinetics::chemotaxis, initial);
   World& w = comp.world();
   auto field = std::shared_ptr<SurfaceField<float>>(
       &w.add_field(std::make_unique<SurfaceField<float>>("membrane", membrane, species_names(params))),

@@ -13,15 +13,19 @@
 #include <vector>
 
 #include "engine/io/scenario.hpp"
+#include "engine/mesh/triangle_mesh.hpp"
 #include "engine/schedule/simulation.hpp"
 #include "modules/surface_rd/surface_rd.hpp"
 
 namespace tissue::surface_rd {
 
 /// Initial state: uniform (a, b), a patch (patch_a, patch_b) of vertices within patch_radius [length] of
-/// vertex patch_vertex, plus uniform noise in [-noise, noise] from the counter-based RNG (per vertex).
+/// vertex patch_vertex, or per-vertex `values` (from a file or expressions: surface_initial_field.hpp) when
+/// given, plus uniform noise in [-noise, noise] from the counter-based RNG (per vertex).
 struct InitialState {
   double a = 1.0, b = 0.0;
+  /// Per-vertex values, one vector of vertex_count() values per species; empty: uniform and patch.
+  std::vector<std::vector<double>> values;
   double noise = 0.0;
   double patch_radius = 0.0;
   std::int64_t patch_vertex = 0;
@@ -43,9 +47,13 @@ inline constexpr double kBytesPerVertex = 600.0;
 SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::ScenarioTable& models,
                                        InitialState& init);
 
-/// Overrides `init` from an [initial]-like table (a, b, noise, patch_radius, patch_vertex, patch_a,
-/// patch_b) for a mesh of `vertices` vertices. @throws InputError on invalid values.
-void read_initial_state(const io::ScenarioTable& table, std::size_t vertices, InitialState& init);
+/// Overrides `init` from an [initial]-like table for the field `field` of `species` on `mesh`: type
+/// "uniform" (a, b, noise, patch_radius, patch_vertex, patch_a, patch_b), "file" or "expression"
+/// (read_initial_field; noise then defaults to 0). `non_negative`: loaded values must be >= 0. Relative file
+/// names are resolved against `scenario_path`'s folder. @throws InputError on invalid values.
+void read_initial_state(const io::ScenarioTable& table, const mesh::TriangleMesh& mesh,
+                        const std::vector<std::string>& species, const std::string& field,
+                        const std::string& scenario_path, bool non_negative, InitialState& init);
 
 /// Species names of the model's field: {"fn", "fc"} (chemotaxis) or {"a", "b"} (reaction).
 std::vector<std::string> species_names(const SurfaceRdParams& params);
