@@ -124,7 +124,7 @@ void read_initial_state(const io::ScenarioTable& it, const mesh::TriangleMesh& m
     return;
   }
   for (const char* key : {"file", "arrays", "check_points", "point_tolerance"})
-    if (it.has(key)) it.fail(key, "applies to type = \"file\" only (set initial.type)");
+    if (it.has(key)) it.fail(key, "applies to type = \"file\" only (set type = \"file\")");
   init.a = it.number("a", init.a);
   init.b = it.number("b", init.b);
   init.noise = it.number("noise", init.noise, io::Range::non_negative());

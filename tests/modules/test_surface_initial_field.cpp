@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -331,4 +332,37 @@ TEST_CASE("surface initial fields refuse bad files, arrays, values and expressio
   CHECK_NOTHROW(build(dir, scenario("float", file("reordered.ply",
                                                   "arrays = { fn = \"u\", fc = \"w\" }\n"
                                                   "check_points = false\n"))));
+}
+
+TEST_CASE("the membrane field takes [membrane.rd.initial] expressions and files alike",
+          "[surface_rd][initial]") {
+  const fs::path dir = scratch("membrane");
+  std::ifstream in(std::string(TISSUE_SOURCE_DIR) + "/tests/scenarios/placodes_short.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string old = "[membrane.rd.initial]\na = 1.0\nb = 0.9\nnoise = 0.2\n";
+  const auto at = text.find(old);
+  REQUIRE(at != std::string::npos);
+  const auto with = [&](const std::string& initial) {
+    std::string t = text;
+    t.replace(at, old.size(), "[membrane.rd.initial]\n" + initial);
+    return t;
+  };
+  auto sim = build_simulation(
+      io::Scenario::from_string(with("type = \"expression\"\na = \"1 + 0.1*x\"\nb = \"0.5 + 0.01*z\"\n"),
+                                std::string(TISSUE_SOURCE_DIR) + "/tests/scenarios/placodes_short.toml"));
+  SurfaceField<float>* membrane = nullptr;
+  for (auto& f : sim->world->fields)
+    if (f->name() == "membrane") membrane = dynamic_cast<SurfaceField<float>*>(f.get());
+  REQUIRE(membrane != nullptr);
+  membrane->download();
+  const auto& m = membrane->mesh();
+  for (std::size_t v = 0; v < m.vertex_count(); ++v) {
+    REQUIRE(membrane->host_at(0, v) == static_cast<float>(1 + 0.1 * m.x[v]));
+    REQUIRE(membrane->host_at(1, v) == static_cast<float>(0.5 + 0.01 * m.z[v]));
+  }
+  CHECK_THROWS_WITH(
+      build_simulation(
+          io::Scenario::from_string(with("type = \"file\"\nfile = \"none.h5\"\n"),
+                                    std::string(TISSUE_SOURCE_DIR) + "/tests/scenarios/placodes_short.toml")),
+      Catch::Contains("membrane.rd.initial.file: ") && Catch::Contains("none.h5: file not found"));
 }
