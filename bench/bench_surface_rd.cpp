@@ -107,6 +107,7 @@ Measured measure(const std::shared_ptr<const mesh::TriangleMesh>& m, const mesh:
                  const Case& c, int steps) {
   SurfaceRdParams p;
   p.chemotaxis.alpha = 13.0;
+  p.chemotaxis.scheme = ChemotaxisScheme::seed;  // the variants (and BENCHMARKS.md) time the seed's scheme
   p.path = c.path;
   p.steps_per_launch = c.steps_per_launch;
   p.patch_vertices = c.patch_vertices;

@@ -85,6 +85,10 @@ VariantSystem<Real>::VariantSystem(Variant variant, const SurfaceRdParams& param
   if (params_.integrator != Integrator::euler)
     throw std::invalid_argument(std::string("surface_rd variant ") + variant_name(variant) +
                                 ": explicit Euler steps only");
+  if (params_.kinetics == Kinetics::chemotaxis && params_.chemotaxis.scheme != ChemotaxisScheme::seed)
+    throw std::invalid_argument(
+        std::string("surface_rd variant ") + variant_name(variant) +
+        ": evaluates the seed's chemotaxis scheme only (chemotaxis.scheme = \"seed\")");
 }
 
 template <class Real>

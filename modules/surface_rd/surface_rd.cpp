@@ -13,6 +13,28 @@
 
 namespace tissue::surface_rd {
 
+PositivityBound positivity_bound(const ChemotaxisParams& p, const mesh::CotangentLaplacian& L) {
+  PositivityBound b;
+  const std::size_t n = L.area.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    double row = 0.0;
+    for (auto k = static_cast<std::size_t>(L.offsets[i]); k < static_cast<std::size_t>(L.offsets[i + 1]);
+         ++k) {
+      row += std::abs(L.weights[k]);
+      if (L.weights[k] < 0.0 && static_cast<std::size_t>(L.neighbours[k]) > i) ++b.negative_weights;
+    }
+    b.sigma = std::max(b.sigma, row / L.area[i]);
+  }
+  b.dt = std::min(1.0 / ((p.D + p.alpha) * b.sigma), 1.0 / (b.sigma + p.s));
+  return b;
+}
+
+double PositivityBound::density_limit(const ChemotaxisParams& p, double step) const {
+  if (step > dt) return 0.0;
+  if (p.r <= 0.0) return INFINITY;
+  return p.N + (1.0 - step * (p.D + p.alpha) * sigma) / (step * p.s * p.r);
+}
+
 double SurfaceRdParams::max_diffusion() const {
   if (kinetics == Kinetics::chemotaxis) return std::max(chemotaxis.D, 1.0);
   return std::max(reaction.diffusion[0], reaction.diffusion[1]);
@@ -297,43 +319,78 @@ void SurfaceRdSystem<Real>::check_step_length(double h) const {
 }
 
 template <class Real>
+void SurfaceRdSystem<Real>::derivative(Span<const Real> u, Span<Real> dudt) {
+  const std::size_t n = field_.vertices();
+  const MeshView<Real> m = ops_->view();
+  with_model<Real>(params_, [&](auto model) {
+    using Model = decltype(model);
+    if (params_.path == KernelPath::baseline) {  // the seed's first three kernels, then the derivative
+      const Span<const Real> grad = baseline(u, model);
+      exec::parallel_for(n, StoredDerivativeKernel<Real, Model>{model, u, lap_.span(), grad, dudt, n});
+    } else {  // stencil, and patches (their operators are the same stencils)
+      exec::parallel_for(n, DerivativeKernel<Real, Model, StencilDerivative>{m, model, u, dudt, n});
+    }
+  });
+}
+
+template <class Real>
+template <class Model>
+Span<const Real> SurfaceRdSystem<Real>::baseline(Span<const Real> u, const Model&) {
+  // the seed's lap, faceGradients and vertexGradients on u: the Laplacians into lap_ and, when the model
+  // needs them, the vertex gradients into vertex_grad_ (returned), or the upwind transport (returned)
+  const std::size_t n = field_.vertices();
+  const MeshView<Real> m = ops_->view();
+  lap_.ensure(2 * n);
+  exec::parallel_for(n, LaplacianKernel<Real>{m, u, lap_.span(), n});
+  if (Model::needs_gradients) {
+    face_grad_.ensure(6 * ops_->faces());
+    vertex_grad_.ensure(6 * n);
+    exec::parallel_for(ops_->faces(), FaceGradientKernel<Real>{m, u, face_grad_.span(), n});
+    exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
+    return vertex_grad_.span();
+  }
+  if (Model::upwind) {
+    vertex_grad_.ensure(n);
+    exec::parallel_for(n, UpwindTransportKernel<Real>{m, u, vertex_grad_.span(), n});
+    return vertex_grad_.span();
+  }
+  return {};
+}
+
+template <class Real>
 void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
   const int steps = params_.steps_per_launch;
   const auto dt = static_cast<Real>(ctx.dt / steps);
   const std::size_t n = field_.vertices();
   const MeshView<Real> m = ops_->view();
-  const bool baseline = params_.path == KernelPath::baseline;
+  if (!stepped_ || comp_.size() < 2 * n) {  // the compensations start at 0 (and with a restarted run)
+    comp_.ensure(2 * n);
+    comp_.zero();
+  }
+  stepped_ = true;
+  const Span<Real> comp = comp_.span().subspan(0, 2 * n);
+  if (params_.integrator == Integrator::rk4) {
+    // classic RK4 (Kutta 1901), its increment dt/6 (k1 + 2 k2 + 2 k3 + k4) added with compensation
+    k_.ensure(2 * n);
+    inc_.ensure(2 * n);
+    tmp_.ensure(2 * n);
+    const Span<Real> k = k_.span().subspan(0, 2 * n), inc = inc_.span().subspan(0, 2 * n),
+                     tmp = tmp_.span().subspan(0, 2 * n);
+    for (int s = 0; s < steps; ++s) {
+      const Span<const Real> u = field_.current();
+      derivative(u, k);
+      exec::parallel_for(2 * n, Rk4Stage<Real>{u, k, inc, tmp, dt / 6, dt / 2, true});
+      derivative(tmp, k);
+      exec::parallel_for(2 * n, Rk4Stage<Real>{u, k, inc, tmp, dt / 3, dt / 2, false});
+      derivative(tmp, k);
+      exec::parallel_for(2 * n, Rk4Stage<Real>{u, k, inc, tmp, dt / 3, dt, false});
+      derivative(tmp, k);
+      exec::parallel_for(2 * n, Rk4Finish<Real>{inc, k, field_.current(), comp, dt / 6});
+    }
+    return;
+  }
   with_model<Real>(params_, [&](auto model) {
     using Model = decltype(model);
-    // the seed's lap, faceGradients and vertexGradients on u: the baseline's Laplacians into lap_ and, when
-    // the model needs them, its vertex gradients into vertex_grad_ (returned; empty otherwise)
-    const auto baseline_operators = [&](Span<const Real> u) {
-      lap_.ensure(2 * n);
-      exec::parallel_for(n, LaplacianKernel<Real>{m, u, lap_.span(), n});
-      Span<const Real> grad;
-      if (Model::needs_gradients) {
-        face_grad_.ensure(6 * ops_->faces());
-        vertex_grad_.ensure(6 * n);
-        exec::parallel_for(ops_->faces(), FaceGradientKernel<Real>{m, u, face_grad_.span(), n});
-        exec::parallel_for(n, VertexGradientKernel<Real>{m, face_grad_.span(), vertex_grad_.span()});
-        grad = vertex_grad_.span();
-      }
-      return grad;
-    };
-    if (params_.integrator == Integrator::rk4) {
-      // RK4 stages need the previous state for the rate: keep it in next()
-      exec::copy(Span<const Real>(field_.current()), field_.next(), 2 * n);
-      for (int s = 0; s < steps; ++s)
-        rk4_.step(field_.current(), dt, [&](Span<const Real> in, Span<Real> out) {
-          if (baseline) {  // the seed's first three kernels, then the derivative instead of update()
-            const Span<const Real> grad = baseline_operators(in);
-            exec::parallel_for(n, StoredDerivativeKernel<Real, Model>{model, in, lap_.span(), grad, out, n});
-          } else {  // stencil (patches do Euler only; their operators are the stencils)
-            exec::parallel_for(n, DerivativeKernel<Real, Model, StencilDerivative>{m, model, in, out, n});
-          }
-        });
-      return;
-    }
     if (params_.path == KernelPath::patches) {  // all steps in one launch
       const PatchView<Real> v = ops_->patch_view();
       if (v.levels != steps)
@@ -343,37 +400,35 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
           params_.patch_threads > 0
               ? params_.patch_threads
               : static_cast<unsigned>(std::min<std::size_t>(1024, (capacity + 31) / 32 * 32));
-      exec::block_for(ops_->patch_count(), threads, PatchEuler<Real, Model>::shared_bytes(capacity),
-                      PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), dt, n, capacity});
+      exec::block_for(
+          ops_->patch_count(), threads, PatchEuler<Real, Model>::shared_bytes(capacity),
+          PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), comp, dt, n, capacity});
       field_.swap();
       return;
     }
     for (int s = 0; s < steps; ++s) {
-      if (baseline) {  // the seed's baseline: lap, faceGradients, vertexGradients, update
-        const Span<const Real> grad = baseline_operators(field_.current());
-        exec::parallel_for(
-            n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad, field_.next(), dt, n});
+      if (params_.path ==
+          KernelPath::baseline) {  // the seed's baseline: lap, faceGradients, vertexGradients, update
+        const Span<const Real> grad = baseline(field_.current(), model);
+        exec::parallel_for(n, UpdateKernel<Real, Model>{model, field_.current(), lap_.span(), grad,
+                                                        field_.next(), comp, dt, n});
       } else {  // stencil: one kernel per step
         exec::parallel_for(n, OneKernelEuler<Real, Model, StencilDerivative>{m, model, field_.current(),
-                                                                             field_.next(), dt, n});
+                                                                             field_.next(), comp, dt, n});
       }
       field_.swap();
     }
   });
-  // next() holds the state before the last launch: one step back, or the whole call for RK4 and patches
-  last_dt_ =
-      params_.integrator == Integrator::rk4 || params_.path == KernelPath::patches ? ctx.dt : ctx.dt / steps;
 }
 
 template <class Real>
 double SurfaceRdSystem<Real>::max_rate() {
-  if (last_dt_ <= 0.0) return 0.0;
   const std::size_t values = 2 * field_.vertices();
   rate_.ensure(values);
-  // next() holds the state before the last step (Euler swaps; RK4 copied it there)
-  exec::parallel_for(values, RateKernel<Real>{field_.current(), field_.next(), rate_.span(),
-                                              static_cast<Real>(1.0 / last_dt_)});
-  return static_cast<double>(exec::max_value(Span<const Real>(rate_.span().data(), values)));
+  const Span<Real> rate = rate_.span().subspan(0, values);
+  derivative(Span<const Real>(field_.current()), rate);
+  exec::parallel_for(values, AbsKernel<Real>{rate});
+  return static_cast<double>(exec::max_value(Span<const Real>(rate)));
 }
 
 template class MeshOperators<float>;

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/exec/device_buffer.hpp"
-#include "engine/integrate/runge_kutta.hpp"
 #include "engine/mesh/device_mesh.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/mesh/surface_field.hpp"
@@ -21,11 +20,33 @@
 
 namespace tissue::surface_rd {
 
+/// Discretisation of the chemotactic term -alpha div(f_n grad f_c): upwind edge fluxes on the dual cells
+/// (conservative, positive under the README's condition; the default) or the seed's
+/// -alpha f_n lap f_c - alpha grad f_n . grad f_c with the vertex gradients of eqs. 3-4.
+enum class ChemotaxisScheme { upwind, seed };
+
 /// Parameters of the chemotaxis model (seed eq. 1; defaults: the seed's D = 0.25, r = 1.522,
 /// alpha = 12.02, s = 1, N = 1).
 struct ChemotaxisParams {
   double D = 0.25, r = 1.522, alpha = 12.02, s = 1.0, N = 1.0;
+  ChemotaxisScheme scheme = ChemotaxisScheme::upwind;
 };
+
+/// The explicit Euler step below which the upwind chemotaxis scheme keeps f_n >= 0 and 0 <= f_c <= 1
+/// (module README, "Positivity"), for a mesh whose cotangent weights are all >= 0: with
+/// sigma = max_i sum_j w_ij / A_i [1/length^2],
+///   dt_pos = min(1 / ((D + alpha) sigma), 1 / (sigma + s)),
+/// and then f_n stays >= 0 at every vertex while f_n <= N + (1 - dt (D + alpha) sigma) / (dt s r)
+/// (`density_limit`, infinite for r = 0). negative_weights counts the edges with w_ij < 0 (obtuse
+/// opposite angles), for which no step length guarantees positivity.
+struct PositivityBound {
+  double sigma = 0.0, dt = 0.0;
+  std::size_t negative_weights = 0;
+  /// The f_n up to which an Euler step of `step` keeps f_n >= 0 (infinite for r = 0; 0 when step > dt).
+  double density_limit(const ChemotaxisParams& p, double step) const;
+};
+/// PositivityBound of the chemotaxis parameters `p` on the cotangent Laplacian `L`.
+PositivityBound positivity_bound(const ChemotaxisParams& p, const mesh::CotangentLaplacian& L);
 
 /// The kinetics of the surface field ([surface_rd] model): the seed's chemotaxis model (eq. 1) or a
 /// reaction of the reactions module.
@@ -72,14 +93,19 @@ struct SurfaceRdParams {
   double max_diffusion() const;
 };
 
-/// Calls f with the parameters' model as a kernel functor in precision Real: Chemotaxis<Real> or
-/// DiffusionReaction<Real, R> with R the reaction's functor (surface_rd_kernels.hpp).
+/// Calls f with the parameters' model as a kernel functor in precision Real: ChemotaxisUpwind<Real>,
+/// Chemotaxis<Real> (scheme "seed") or DiffusionReaction<Real, R> with R the reaction's functor
+/// (surface_rd_kernels.hpp).
 template <class Real, class F>
 void with_model(const SurfaceRdParams& p, F&& f) {
   if (p.kinetics == Kinetics::chemotaxis) {
     const auto& c = p.chemotaxis;
-    f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
-                       static_cast<Real>(c.s), static_cast<Real>(c.N)});
+    if (c.scheme == ChemotaxisScheme::upwind)
+      f(ChemotaxisUpwind<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
+                               static_cast<Real>(c.s), static_cast<Real>(c.N)});
+    else
+      f(Chemotaxis<Real>{static_cast<Real>(c.D), static_cast<Real>(c.r), static_cast<Real>(c.alpha),
+                         static_cast<Real>(c.s), static_cast<Real>(c.N)});
     return;
   }
   const auto da = static_cast<Real>(p.reaction.diffusion[0]), db = static_cast<Real>(p.reaction.diffusion[1]);
@@ -147,7 +173,9 @@ class MeshOperators {
   double spectral_radius_ = 0.0;
 };
 
-/// System "surface_rd": one explicit step of ctx.dt on the field.
+/// System "surface_rd": one explicit step of ctx.dt on the field. Every path adds the increment to the
+/// state with compensated summation (compensated_add, one compensation value per state value, kept by the
+/// system; a restart starts it at 0), so float states keep moving when rate * dt is below half an ulp.
 template <class Real>
 class SurfaceRdSystem final : public System {
  public:
@@ -161,18 +189,26 @@ class SurfaceRdSystem final : public System {
   /// @throws InputError naming the bound and the sub-cycling that meets it.
   void check_step_length(double h) const override;
 
-  /// max over vertices and species of |du/dt| in the last step (the seed's convergence measure), or the
-  /// mean rate over the last call where its steps are one launch (`patches`) or RK4 with several steps per
-  /// call; 0 before the first step. A reduction on the device.
+  /// max over vertices and species of |f(u)| = |du/dt| at the current state, the model's right-hand side
+  /// evaluated by the run's path (the seed's convergence measure, taken from the true rate rather than
+  /// from rounded state differences, which vanish when a float state stalls), also before the first step.
+  /// A kernel and a reduction on the device.
   double max_rate();
 
  private:
   SurfaceRdParams params_;
   SurfaceField<Real>& field_;
   std::shared_ptr<const MeshOperators<Real>> ops_;
-  integrate::RungeKutta4<Real> rk4_;
+  /// The time derivative of the path at state u into dudt (both 2 * n).
+  void derivative(Span<const Real> u, Span<Real> dudt);
+  /// The baseline's operator kernels on u (Laplacians into lap_); returns the vertex gradients (6 * n),
+  /// the upwind transport (n) or nothing, as the model needs (stored_derivative).
+  template <class Model>
+  Span<const Real> baseline(Span<const Real> u, const Model& model);
   DeviceBuffer<Real> lap_, face_grad_, vertex_grad_, rate_;
-  double last_dt_ = 0.0;
+  DeviceBuffer<Real> comp_;           ///< compensations of the state (2 * n)
+  DeviceBuffer<Real> k_, inc_, tmp_;  ///< RK4 stages
+  bool stepped_ = false;
 };
 
 extern template class MeshOperators<float>;

@@ -84,12 +84,26 @@ struct MeshView {
   }
 };
 
-/// Murray's chemotactic snakeskin model (seed eq. 1), dimensionless:
+/// Compensated (Kahan 1965) addition u + inc: returns the rounded sum and carries the part of inc that
+/// rounded away in `c` (one value per state value, of the state's precision), so that increments far below
+/// half an ulp of u still accumulate (issue 38, item 3: float states near 1 froze at dt ~ 3e-5). No
+/// multiplication is involved, so contraction to FMA cannot change it; needs IEEE addition (no -ffast-math).
+template <class Real>
+TISSUE_HD Real compensated_add(Real u, Real inc, Real& c) {
+  const Real y = inc - c;
+  const Real t = u + y;
+  c = (t - u) - y;
+  return t;
+}
+
+/// Murray's chemotactic snakeskin model (seed eq. 1), dimensionless, in the seed's discretisation:
 ///   df_n/dt = D lap f_n - alpha f_n lap f_c - alpha grad f_n . grad f_c + s r f_n (N - f_n)
 ///   df_c/dt = lap f_c + s (f_n / (1 + f_n) - f_c)
+/// `transport` is grad f_n . grad f_c (eqs. 3-4). Neither conservative nor positive (module README).
 template <class Real>
 struct Chemotaxis {
   static constexpr bool needs_gradients = true;
+  static constexpr bool upwind = false;
   Real D, r, alpha, s, N;
   TISSUE_HD void operator()(Real fn, Real fc, Real lap_n, Real lap_c, Real grad_dot, Real& dn,
                             Real& dc) const {
@@ -98,10 +112,38 @@ struct Chemotaxis {
   }
 };
 
+/// The chemotaxis model with the chemotactic term -alpha div(f_n grad f_c) as first-order upwind fluxes on
+/// the dual (Voronoi) cells (finite-volume Keller-Segel, Chertock & Kurganov 2008):
+///   A_i df_n,i/dt = D sum_j w_ij (f_n,j - f_n,i) - alpha sum_j w_ij (f_c,j - f_c,i) f_n,up(ij) + A_i s r
+///   f_n,i (N - f_n,i)
+/// with w_ij = (cot a + cot b) / 2 and f_n,up(ij) = f_n,i if f_c,j > f_c,i else f_n,j (the density of the
+/// cell the flux leaves). The edge fluxes are antisymmetric, so sum_i A_i f_n,i is conserved by the
+/// chemotaxis; positivity conditions: module README. `transport` is
+/// sum_j (w_ij / A_i) (f_c,j - f_c,i) f_n,up(ij) [1/time per alpha] (upwind_transport).
+template <class Real>
+struct ChemotaxisUpwind {
+  static constexpr bool needs_gradients = false;
+  static constexpr bool upwind = true;
+  Real D, r, alpha, s, N;
+  TISSUE_HD void operator()(Real fn, Real fc, Real lap_n, Real lap_c, Real transport, Real& dn,
+                            Real& dc) const {
+    dn = D * lap_n - alpha * transport + s * r * fn * (N - fn);
+    dc = lap_c + s * (fn / (Real(1) + fn) - fc);
+  }
+};
+
+/// One edge's term of ChemotaxisUpwind's transport at vertex i: weight (f_c,j - f_c,i) times the upwind
+/// density (f_n,i where f_c rises towards j: the flux leaves i; f_n,j otherwise).
+template <class Real>
+TISSUE_HD Real upwind_transport(Real weight, Real fn_i, Real fn_j, Real dc) {
+  return weight * dc * (dc > Real(0) ? fn_i : fn_j);
+}
+
 /// da/dt = D_a lap a + f(a, b), db/dt = D_b lap b + g(a, b) with a reaction of engine/reactions.
 template <class Real, class Reaction>
 struct DiffusionReaction {
   static constexpr bool needs_gradients = false;
+  static constexpr bool upwind = false;
   Real da, db;
   Reaction reaction;
   TISSUE_HD void operator()(Real a, Real b, Real lap_a, Real lap_b, Real, Real& dadt, Real& dbdt) const {
@@ -124,6 +166,26 @@ struct LaplacianKernel {
   TISSUE_HD void operator()(std::size_t i) const {
     lap[i] = m.laplacian(u.data(), i);
     lap[n + i] = m.laplacian(u.data() + n, i);
+  }
+};
+
+/// The upwind chemotactic transport per vertex (ChemotaxisUpwind) over the vertex-vertex CSR, the
+/// baseline's counterpart of the stencil path's: sum_j (w_ij / A_i) (f_c,j - f_c,i) f_n,up(ij).
+template <class Real>
+struct UpwindTransportKernel {
+  MeshView<Real> m;
+  Span<const Real> u;    ///< 2 * n, species-major (f_n, f_c)
+  Span<Real> transport;  ///< n
+  std::size_t n;
+  TISSUE_HD void operator()(std::size_t i) const {
+    const Real ni = u[i], ci = u[n + i];
+    Real s = 0;
+    for (auto k = static_cast<std::size_t>(m.offsets[i]); k < static_cast<std::size_t>(m.offsets[i + 1]);
+         ++k) {
+      const auto j = static_cast<std::size_t>(m.neighbours[k]);
+      s += upwind_transport(m.weights[k], ni, u[j], u[n + j] - ci);
+    }
+    transport[i] = s * m.inv_area[i];
   }
 };
 
@@ -160,8 +222,9 @@ struct VertexGradientKernel {
   }
 };
 
-/// The time derivative at vertex i from the stored Laplacians (2 * n) and vertex gradients (6 * n; empty
-/// when the model needs none) of the kernels above.
+/// The time derivative at vertex i from the stored Laplacians (2 * n) and `grad`: the vertex gradients
+/// (6 * n) when the model needs them, the upwind transport (n, UpwindTransportKernel) for an upwind model,
+/// empty otherwise.
 template <class Real, class Model>
 TISSUE_HD void stored_derivative(const Model& model, const Span<const Real>& u, const Span<const Real>& lap,
                                  const Span<const Real>& grad, std::size_t n, std::size_t i, Real& da,
@@ -170,22 +233,24 @@ TISSUE_HD void stored_derivative(const Model& model, const Span<const Real>& u, 
   if (Model::needs_gradients)
     dot =
         grad[6 * i] * grad[6 * i + 3] + grad[6 * i + 1] * grad[6 * i + 4] + grad[6 * i + 2] * grad[6 * i + 5];
+  if (Model::upwind) dot = grad[i];
   model(u[i], u[n + i], lap[i], lap[n + i], dot, da, db);
 }
 
-/// update(): explicit Euler from the stored Laplacians (and vertex gradients when the model needs them).
+/// update(): explicit Euler from the stored Laplacians (and vertex gradients or upwind transport when the
+/// model needs them), compensated (compensated_add; `comp` 2 * n, read and written in place).
 template <class Real, class Model>
 struct UpdateKernel {
   Model model;
-  Span<const Real> u, lap, grad;  ///< grad empty when the model needs no gradients
-  Span<Real> out;
+  Span<const Real> u, lap, grad;  ///< grad: see stored_derivative
+  Span<Real> out, comp;
   Real dt;
   std::size_t n;
   TISSUE_HD void operator()(std::size_t i) const {
     Real da, db;
     stored_derivative(model, u, lap, grad, n, i, da, db);
-    out[i] = u[i] + dt * da;
-    out[n + i] = u[n + i] + dt * db;
+    out[i] = compensated_add(u[i], dt * da, comp[i]);
+    out[n + i] = compensated_add(u[n + i], dt * db, comp[n + i]);
   }
 };
 
@@ -214,7 +279,7 @@ struct StoredDerivativeKernel {
 template <class Real, class Model, class Slots>
 TISSUE_HD void stencil_derivative(const Model& model, Real ai, Real bi, int degree, const Slots& slots,
                                   Real& da, Real& db) {
-  Real lap_a = 0, lap_b = 0, ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0};
+  Real lap_a = 0, lap_b = 0, ga[3] = {0, 0, 0}, gb[3] = {0, 0, 0}, transport = 0;
   for (int k = 0; k < degree; ++k) {
     StencilWeights<Real> w;
     Real aj, bj;
@@ -226,9 +291,10 @@ TISSUE_HD void stencil_derivative(const Model& model, Real ai, Real bi, int degr
       ga[0] += w.gx * dA, ga[1] += w.gy * dA, ga[2] += w.gz * dA;
       gb[0] += w.gx * dB, gb[1] += w.gy * dB, gb[2] += w.gz * dB;
     }
+    if (Model::upwind) transport += upwind_transport(w.laplacian, ai, aj, dB);
   }
-  const Real dot = Model::needs_gradients ? ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2] : Real(0);
-  model(ai, bi, lap_a, lap_b, dot, da, db);
+  if (Model::needs_gradients) transport = ga[0] * gb[0] + ga[1] * gb[1] + ga[2] * gb[2];
+  model(ai, bi, lap_a, lap_b, transport, da, db);
 }
 
 /// Slot loader of the `stencil` path: the ring layout over global arrays.
@@ -258,20 +324,20 @@ struct StencilDerivative {
 };
 
 /// One explicit Euler step in one kernel, the derivative evaluated by Derivative (a tag such as
-/// StencilDerivative).
+/// StencilDerivative), compensated (compensated_add; `comp` 2 * n, read and written in place).
 template <class Real, class Model, class Derivative>
 struct OneKernelEuler {
   MeshView<Real> m;
   Model model;
   Span<const Real> u;
-  Span<Real> out;
+  Span<Real> out, comp;
   Real dt;
   std::size_t n;
   TISSUE_HD void operator()(std::size_t i) const {
     Real da, db;
     Derivative::at(m, model, u.data(), n, i, da, db);
-    out[i] = u[i] + dt * da;
-    out[n + i] = u[n + i] + dt * db;
+    out[i] = compensated_add(u[i], dt * da, comp[i]);
+    out[n + i] = compensated_add(u[n + i], dt * db, comp[n + i]);
   }
 };
 
@@ -319,18 +385,20 @@ struct PatchSlots {
 /// `levels` explicit Euler steps of dt per launch, one patch per block (exec::block_for with
 /// shared_bytes(max local count)): the block loads its patch and halo, advances level <= levels - s at
 /// step s in scratch memory (each step reads only values the previous step made valid), and writes its
-/// own vertices. Bit-identical to `levels` launches of the `stencil` path.
+/// own vertices and their compensations. Bit-identical to `levels` launches of the `stencil` path (halo
+/// vertices carry their compensation too, so their redundant steps are the owner's).
 template <class Real, class Model>
 struct PatchEuler {
   PatchView<Real> v;
   Model model;
   Span<const Real> u;  ///< 2 * n, species-major
   Span<Real> out;      ///< 2 * n
+  Span<Real> comp;     ///< 2 * n, compensations (compensated_add), read and written
   Real dt;
   std::size_t n, capacity;  ///< capacity: the largest local vertex count of any patch
 
-  /// Scratch bytes per block: two buffers of both species.
-  static std::size_t shared_bytes(std::size_t capacity) { return 4 * capacity * sizeof(Real); }
+  /// Scratch bytes per block: two buffers of both species and their compensations.
+  static std::size_t shared_bytes(std::size_t capacity) { return 6 * capacity * sizeof(Real); }
 
   TISSUE_HD void operator()(const exec::Block& block) const {
     const std::size_t p = block.index();
@@ -340,10 +408,14 @@ struct PatchEuler {
     Real* b = a + capacity;
     Real* a_next = b + capacity;
     Real* b_next = a_next + capacity;
+    Real* ca = b_next + capacity;
+    Real* cb = ca + capacity;
     block.for_each(count, [&](std::size_t l) {
       const auto g = static_cast<std::size_t>(v.vertices[base + l]);
       a[l] = u[g];
       b[l] = u[n + g];
+      ca[l] = comp[g];
+      cb[l] = comp[n + g];
     });
     block.sync();
     const std::size_t first = static_cast<std::size_t>(v.slot_offsets[p]), pitch = v.pitch(p);
@@ -352,8 +424,8 @@ struct PatchEuler {
         Real da, db;
         stencil_derivative(model, a[l], b[l], static_cast<int>(v.degree[base + l]),
                            PatchSlots<Real>{v, a, b, first, pitch, l}, da, db);
-        a_next[l] = a[l] + dt * da;
-        b_next[l] = b[l] + dt * db;
+        a_next[l] = compensated_add(a[l], dt * da, ca[l]);
+        b_next[l] = compensated_add(b[l], dt * db, cb[l]);
       });
       block.sync();
       Real* t = a;
@@ -365,6 +437,8 @@ struct PatchEuler {
       const auto g = static_cast<std::size_t>(v.vertices[base + l]);
       out[g] = a[l];
       out[n + g] = b[l];
+      comp[g] = ca[l];
+      comp[n + g] = cb[l];
     });
   }
 };
@@ -385,16 +459,35 @@ struct DerivativeKernel {
   }
 };
 
-/// |u - previous| / dt per value (the rate a convergence test reduces).
+/// x <- |x| per value (the true rate |f(u)| a convergence test reduces, from a DerivativeKernel's output).
 template <class Real>
-struct RateKernel {
-  Span<const Real> u, previous;
-  Span<Real> rate;
-  Real inv_dt;
+struct AbsKernel {
+  Span<Real> x;
+  TISSUE_HD void operator()(std::size_t i) const { x[i] = x[i] < Real(0) ? -x[i] : x[i]; }
+};
+
+// ---- RK4 with a compensated final update (the engine's RungeKutta4 rounds dt/6 k1 into u) ----
+
+/// RK4 stage combination: inc = c1 k (first) or inc += c1 k; tmp = u + c2 k.
+template <class Real>
+struct Rk4Stage {
+  Span<const Real> u, k;
+  Span<Real> inc, tmp;
+  Real c1, c2;
+  bool first;
   TISSUE_HD void operator()(std::size_t i) const {
-    const Real d = u[i] - previous[i];
-    rate[i] = (d < Real(0) ? -d : d) * inv_dt;
+    inc[i] = first ? c1 * k[i] : inc[i] + c1 * k[i];
+    tmp[i] = u[i] + c2 * k[i];
   }
+};
+
+/// RK4's last stage: u <- u + (inc + c k), compensated (compensated_add).
+template <class Real>
+struct Rk4Finish {
+  Span<const Real> inc, k;
+  Span<Real> u, comp;
+  Real c;
+  TISSUE_HD void operator()(std::size_t i) const { u[i] = compensated_add(u[i], inc[i] + c * k[i], comp[i]); }
 };
 
 }  // namespace tissue::surface_rd

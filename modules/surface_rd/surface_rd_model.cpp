@@ -96,6 +96,9 @@ SurfaceRdParams read_surface_rd_params(const io::ScenarioTable& rd, const io::Sc
     p.chemotaxis.alpha = c.number("alpha", p.chemotaxis.alpha, io::Range::non_negative());
     p.chemotaxis.s = c.number("s", p.chemotaxis.s, io::Range::positive());
     p.chemotaxis.N = c.number("N", p.chemotaxis.N, io::Range::positive());
+    p.chemotaxis.scheme = c.string("scheme", "upwind", {"upwind", "seed"}) == "seed"
+                              ? ChemotaxisScheme::seed
+                              : ChemotaxisScheme::upwind;
     init.a = p.chemotaxis.N;  // the seed's uniform state f_n = N, f_c = N / (1 + N)
     init.b = p.chemotaxis.N / (1.0 + p.chemotaxis.N);
     init.noise = 0.01;
@@ -220,7 +223,7 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
           << ", mean " << mean << ", std "
           << std::sqrt(std::max(0.0, sum2 / static_cast<double>(n) - mean * mean)) << "\n";
     }
-    out << "max |d/dt| in the last launch: " << rd->max_rate();
+    out << "max |d/dt| at the final state: " << rd->max_rate();
     return out.str();
   });
 }
@@ -261,6 +264,31 @@ namespace {
 void create_mesh(Composition& comp) {
   comp.share("mesh", mesh::read_scenario_device_mesh(comp.root().table("mesh"), comp.settings().scenario_path,
                                                      kBytesPerVertex, "mesh"));
+}
+
+/// One description line on the chemotaxis scheme: for "upwind" its positivity bound (PositivityBound) and a
+/// warning when the mesh has negative cotangent weights or dt exceeds the bound (module README,
+/// "Positivity"); for "seed" that the scheme is neither positive nor conservative.
+std::string positivity_description(const ChemotaxisParams& p, const mesh::CotangentLaplacian& L, double dt) {
+  std::ostringstream d;
+  if (p.scheme == ChemotaxisScheme::seed) {
+    d << "chemotaxis scheme \"seed\" (-alpha f_n lap f_c - alpha grad f_n . grad f_c, eqs. 2-4): neither "
+         "positive nor conservative";
+    return d.str();
+  }
+  const PositivityBound b = positivity_bound(p, L);
+  d << "chemotaxis scheme \"upwind\" (conservative edge fluxes): f_n >= 0 and 0 <= f_c <= 1 guaranteed for "
+       "dt <= "
+    << b.dt << " on a mesh without negative cotangent weights";
+  if (dt <= b.dt && b.negative_weights == 0) {
+    d << " (dt = " << dt << ": yes, while f_n <= " << b.density_limit(p, dt) << ")";
+    return d.str();
+  }
+  d << "; warning: positivity is not guaranteed:";
+  if (dt > b.dt) d << " dt = " << dt << " exceeds the bound;";
+  if (b.negative_weights > 0) d << " " << b.negative_weights << " edges have negative cotangent weights;";
+  d << " the numerical check still stops a blow-up";
+  return d.str();
 }
 
 /// [surface_rd], [chemotaxis] or [reaction], [initial]: reaction-diffusion of two species on the shared mesh.
@@ -321,13 +349,18 @@ void install_surface_rd(Composition& comp) {
   std::ostringstream d;
   d << m->vertex_count() << " vertices, " << m->face_count() << " faces (" << topology.boundary_edges
     << " boundary edges, mean edge " << h << "), "
-    << (p.kinetics == Kinetics::chemotaxis ? "chemotaxis (seed eq. 1)" : p.reaction.describe()) << ", "
-    << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", " << kernel_description(p.path)
+    << (p.kinetics == Kinetics::chemotaxis ? std::string(p.chemotaxis.scheme == ChemotaxisScheme::upwind
+                                                             ? "chemotaxis (seed eq. 1, upwind fluxes)"
+                                                             : "chemotaxis (seed eq. 1, seed scheme)")
+                                           : p.reaction.describe())
+    << ", " << (p.integrator == Integrator::rk4 ? "RK4" : "Euler") << ", " << kernel_description(p.path)
     << (p.steps_per_launch > 1 ? ", " + std::to_string(p.steps_per_launch) + " steps per launch"
                                : std::string())
     << ", " << settings.precision
     << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
   comp.add_description(d.str());
+  if (p.kinetics == Kinetics::chemotaxis)
+    comp.add_description(positivity_description(p.chemotaxis, surface->require_cotangent_laplacian(), dt));
 }
 
 /// [membrane.rd]: reaction-diffusion on the membrane mesh (entity set "membrane"), a SurfaceField

@@ -78,6 +78,7 @@ double max_abs_difference(const std::vector<double>& a, const std::vector<double
 SurfaceRdParams chemotaxis(InitialState& init) {
   SurfaceRdParams p;
   p.chemotaxis.alpha = 13.0;
+  p.chemotaxis.scheme = ChemotaxisScheme::seed;  // the variants evaluate the seed's scheme
   init = InitialState{};
   init.a = p.chemotaxis.N;
   init.b = p.chemotaxis.N / (1.0 + p.chemotaxis.N);
