@@ -359,8 +359,13 @@ void install_surface_rd(Composition& comp) {
     << ", " << settings.precision
     << (converge > 0.0 ? ", stop when max |dY/dt| < " + std::to_string(converge) : std::string());
   comp.add_description(d.str());
-  if (p.kinetics == Kinetics::chemotaxis)
-    comp.add_description(positivity_description(p.chemotaxis, surface->require_cotangent_laplacian(), dt));
+  if (p.kinetics == Kinetics::chemotaxis) {
+    const std::string positivity =
+        positivity_description(p.chemotaxis, surface->require_cotangent_laplacian(), dt);
+    comp.add_description(positivity);
+    if (positivity.find("warning") != std::string::npos)  // like the mesh reader's warnings
+      std::fprintf(stderr, "tissue: warning: surface_rd: %s\n", positivity.c_str());
+  }
 }
 
 /// [membrane.rd]: reaction-diffusion on the membrane mesh (entity set "membrane"), a SurfaceField

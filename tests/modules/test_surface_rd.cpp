@@ -351,6 +351,11 @@ TEST_CASE("surface scenarios refuse bad meshes and unstable time steps", "[surfa
                     Catch::Contains("surface_rd.kernel") && Catch::Contains("explicit Euler steps only"));
   CHECK_THROWS_WITH(build(patches + "patch_vertices = 8\n"), Catch::Contains("surface_rd.patch_vertices"));
   CHECK_NOTHROW(build(patches + "steps_per_launch = 4\n"));
+  // the chemotaxis scheme (issue 38, item 5)
+  const std::string chemotaxis = "[simulation]\nmodel = \"surface_rd\"\n[chemotaxis]\n";
+  CHECK_THROWS_WITH(build(chemotaxis + "scheme = \"central\"\n"), Catch::Contains("chemotaxis.scheme"));
+  CHECK_THROWS_WITH(build(chemotaxis + "scheme = 1\n"), Catch::Contains("chemotaxis.scheme"));
+  CHECK(build(chemotaxis + "scheme = \"seed\"\n")->description.find("seed scheme") != std::string::npos);
 }
 
 TEST_CASE("the kernel paths moved to the benchmark are refused with where they went", "[surface_rd]") {
