@@ -369,6 +369,11 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
   }
   stepped_ = true;
   const Span<Real> comp = comp_.span().subspan(0, 2 * n);
+  Span<Real> comp_next;
+  if (params_.path == KernelPath::patches) {  // blocks read their halo's compensations: double-buffered
+    comp_next_.ensure(2 * n);
+    comp_next = comp_next_.span().subspan(0, 2 * n);
+  }
   if (params_.integrator == Integrator::rk4) {
     // classic RK4 (Kutta 1901), its increment dt/6 (k1 + 2 k2 + 2 k3 + k4) added with compensation
     k_.ensure(2 * n);
@@ -400,10 +405,11 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
           params_.patch_threads > 0
               ? params_.patch_threads
               : static_cast<unsigned>(std::min<std::size_t>(1024, (capacity + 31) / 32 * 32));
-      exec::block_for(
-          ops_->patch_count(), threads, PatchEuler<Real, Model>::shared_bytes(capacity),
-          PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), comp, dt, n, capacity});
+      exec::block_for(ops_->patch_count(), threads, PatchEuler<Real, Model>::shared_bytes(capacity),
+                      PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), comp, comp_next, dt,
+                                              n, capacity});
       field_.swap();
+      comp_.swap(comp_next_);
       return;
     }
     for (int s = 0; s < steps; ++s) {

@@ -207,6 +207,7 @@ class SurfaceRdSystem final : public System {
   Span<const Real> baseline(Span<const Real> u, const Model& model);
   DeviceBuffer<Real> lap_, face_grad_, vertex_grad_, rate_;
   DeviceBuffer<Real> comp_;           ///< compensations of the state (2 * n)
+  DeviceBuffer<Real> comp_next_;      ///< `patches`: the compensations after the launch (swapped with comp_)
   DeviceBuffer<Real> k_, inc_, tmp_;  ///< RK4 stages
   bool stepped_ = false;
 };

@@ -393,7 +393,10 @@ struct PatchEuler {
   Model model;
   Span<const Real> u;  ///< 2 * n, species-major
   Span<Real> out;      ///< 2 * n
-  Span<Real> comp;     ///< 2 * n, compensations (compensated_add), read and written
+  /// 2 * n each: the compensations (compensated_add) before and after the launch; two arrays, since a block
+  /// reads its halo's compensations, which the blocks owning those vertices write
+  Span<const Real> comp;
+  Span<Real> comp_out;
   Real dt;
   std::size_t n, capacity;  ///< capacity: the largest local vertex count of any patch
 
@@ -437,8 +440,8 @@ struct PatchEuler {
       const auto g = static_cast<std::size_t>(v.vertices[base + l]);
       out[g] = a[l];
       out[n + g] = b[l];
-      comp[g] = ca[l];
-      comp[n + g] = cb[l];
+      comp_out[g] = ca[l];
+      comp_out[n + g] = cb[l];
     });
   }
 };
