@@ -136,7 +136,10 @@ TEST_CASE("the benchmark's fused kernel gives the seed's baseline kernels' field
   const auto a = run("float", bunny, p, init, 9, 0.003, 1000, Variant::fused);
   const double diff = max_abs_difference(a, b), change = max_abs_difference(a, c);
   INFO("max difference " << diff << ", max change over the run " << change);
-  CHECK(diff < 1e-5);  // float rounding at most: the same operators in the same order
+  // the same operators in the same order, but the baseline adds its increments with compensation (issue
+  // 38, item 3) and the variant does not: they differ by the rounding the compensation recovers, up to
+  // about half an ulp (6e-8 at values near 1) per step, 1000 steps
+  CHECK(diff < 2e-4);
   CHECK(change > 100 * diff);
 }
 
