@@ -527,7 +527,7 @@ TEST_CASE("the upwind chemotaxis scheme conserves the area-weighted cell density
       if (std::string(scheme) == "upwind")
         CHECK(std::abs(drift) < 1e-13);  // antisymmetric edge fluxes: rounding only
       else
-        CHECK(std::abs(drift) > 1e-9);  // the seed's form is not conservative (what main did)
+        CHECK(std::abs(drift) > 1e-9);  // main's form: not conservative (here it even blows up, 1e95)
     }
 }
 
