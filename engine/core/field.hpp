@@ -19,6 +19,9 @@ struct HostArray {
   ScalarType type = ScalarType::f32;
   std::vector<std::size_t> dims;
   void* data = nullptr;
+  /// false: state a restart needs but no viewer shows (e.g. the compensations of compensated summation):
+  /// left out of the checkpoint's .xdmf, and read as zeros from a checkpoint written before it existed.
+  bool viewer = true;
 
   /// Number of values (product of dims).
   std::size_t count() const {

@@ -397,6 +397,7 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
       item(std::to_string(n) + " 3", ScalarType::f64, base + "mesh/points");
       x << "      </Geometry>\n";
       for (const auto& a : field->host_arrays()) {
+        if (!a.viewer) continue;
         x << "      <Attribute Name=\"" << xml_escape(a.name)
           << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
         item(std::to_string(n), a.type, base + a.name);
@@ -418,6 +419,7 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
       << "        <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">" << h << " "
       << h << " " << h << "</DataItem>\n      </Geometry>\n";
     for (const auto& a : arrays) {
+      if (!a.viewer) continue;
       x << "      <Attribute Name=\"" << xml_escape(a.name)
         << "\" AttributeType=\"Scalar\" Center=\"Node\">\n";
       item(dims, a.type, "/fields/" + field->name() + "/" + a.name);
@@ -630,6 +632,10 @@ void read_fields(const Reader& r, hid_t file, World& world) {
     const std::string where = "/fields/" + field->name();
     Handle g = r.group(fields.get(), field->name(), where);
     for (const auto& a : field->host_arrays()) {
+      if (!a.viewer && !r.exists(g.get(), a.name)) {  // written before this array existed: zeros
+        std::memset(a.data, 0, a.count() * size_of(a.type));
+        continue;
+      }
       std::vector<hsize_t> dims(a.dims.begin(), a.dims.end());
       r.dataset(g.get(), a.name, where + "/" + a.name, a.type, dims, a.data);
     }

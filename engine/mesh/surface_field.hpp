@@ -28,9 +28,12 @@ class SurfaceField final : public FieldBase {
     const std::size_t n = mesh_->vertex_count() * species_.size();
     current_.resize(n);
     next_.resize(n);
+    compensation_.resize(n);
     current_.zero();
     next_.zero();
+    compensation_.zero();
     host_.assign(n, Real(0));
+    compensation_host_.assign(n, Real(0));
   }
 
   const mesh::TriangleMesh& mesh() const { return *mesh_; }
@@ -50,12 +53,26 @@ class SurfaceField final : public FieldBase {
   }
   void swap() { current_.swap(next_); }
 
+  /// The rounding error of compensated (Kahan) summation carried for each value of the state (species-major,
+  /// as current()): what the last updates lost to rounding, added back by the next. Zero until a stepper
+  /// that compensates writes it; part of the state in checkpoints (not shown to viewers), so that a restart
+  /// continues bit for bit.
+  Span<Real> compensation() { return compensation_.span(); }
+  /// The buffer behind compensation(), for steppers that double-buffer it (swap with their own).
+  DeviceBuffer<Real>& compensation_buffer() { return compensation_; }
+
   /// Host mirror of the current state (species-major).
   std::vector<Real>& host() { return host_; }
   Real& host_at(int s, std::size_t v) { return host_[static_cast<std::size_t>(s) * vertices() + v]; }
-  void download() override { current_.download(host_.data(), host_.size()); }
-  void upload() override { current_.upload(host_.data(), host_.size()); }
-  std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+  void download() override {
+    current_.download(host_.data(), host_.size());
+    compensation_.download(compensation_host_.data(), compensation_host_.size());
+  }
+  void upload() override {
+    current_.upload(host_.data(), host_.size());
+    compensation_.upload(compensation_host_.data(), compensation_host_.size());
+  }
+  std::size_t bytes() const override { return 3 * host_.size() * sizeof(Real); }
   bool surface_geometry(std::vector<double>& points, std::vector<std::int32_t>& triangles) const override {
     points.resize(3 * vertices());
     for (std::size_t v = 0; v < vertices(); ++v) {
@@ -66,19 +83,26 @@ class SurfaceField final : public FieldBase {
     triangles = mesh_->faces;
     return true;
   }
-  /// One (vertices) array per species, named after it.
+  /// One (vertices) array per species, named after it; then, for restarts only (HostArray::viewer false),
+  /// the compensations of each species as "<species>_compensation".
   std::vector<HostArray> host_arrays() override {
     std::vector<HostArray> out;
     for (std::size_t s = 0; s < species_.size(); ++s)
       out.push_back({species_[s], scalar_type_of<Real>(), {vertices()}, host_.data() + s * vertices()});
+    for (std::size_t s = 0; s < species_.size(); ++s)
+      out.push_back({species_[s] + "_compensation",
+                     scalar_type_of<Real>(),
+                     {vertices()},
+                     compensation_host_.data() + s * vertices(),
+                     false});
     return out;
   }
 
  private:
   std::shared_ptr<const mesh::TriangleMesh> mesh_;
   std::vector<std::string> species_;
-  DeviceBuffer<Real> current_, next_;
-  std::vector<Real> host_;
+  DeviceBuffer<Real> current_, next_, compensation_;
+  std::vector<Real> host_, compensation_host_;
 };
 
 }  // namespace tissue

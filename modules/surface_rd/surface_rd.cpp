@@ -363,12 +363,8 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
   const auto dt = static_cast<Real>(ctx.dt / steps);
   const std::size_t n = field_.vertices();
   const MeshView<Real> m = ops_->view();
-  if (!stepped_ || comp_.size() < 2 * n) {  // the compensations start at 0 (and with a restarted run)
-    comp_.ensure(2 * n);
-    comp_.zero();
-  }
-  stepped_ = true;
-  const Span<Real> comp = comp_.span().subspan(0, 2 * n);
+  // the compensations are the field's (checkpointed with it): zero at the start, a restart's continue
+  const Span<Real> comp = field_.compensation().subspan(0, 2 * n);
   Span<Real> comp_next;
   if (params_.path == KernelPath::patches) {  // blocks read their halo's compensations: double-buffered
     comp_next_.ensure(2 * n);
@@ -409,7 +405,7 @@ void SurfaceRdSystem<Real>::run(World&, const StepContext& ctx) {
                       PatchEuler<Real, Model>{v, model, field_.current(), field_.next(), comp, comp_next, dt,
                                               n, capacity});
       field_.swap();
-      comp_.swap(comp_next_);
+      field_.compensation_buffer().swap(comp_next_);
       return;
     }
     for (int s = 0; s < steps; ++s) {

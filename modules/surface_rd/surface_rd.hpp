@@ -175,7 +175,8 @@ class MeshOperators {
 
 /// System "surface_rd": one explicit step of ctx.dt on the field. Every path adds the increment to the
 /// state with compensated summation (compensated_add, one compensation value per state value, kept by the
-/// system; a restart starts it at 0), so float states keep moving when rate * dt is below half an ulp.
+/// field and its checkpoints: SurfaceField::compensation), so float states keep moving when rate * dt is
+/// below half an ulp, and a restart continues bit for bit.
 template <class Real>
 class SurfaceRdSystem final : public System {
  public:
@@ -206,10 +207,9 @@ class SurfaceRdSystem final : public System {
   template <class Model>
   Span<const Real> baseline(Span<const Real> u, const Model& model);
   DeviceBuffer<Real> lap_, face_grad_, vertex_grad_, rate_;
-  DeviceBuffer<Real> comp_;           ///< compensations of the state (2 * n)
-  DeviceBuffer<Real> comp_next_;      ///< `patches`: the compensations after the launch (swapped with comp_)
+  DeviceBuffer<Real>
+      comp_next_;  ///< `patches`: the compensations after the launch (swapped with the field's)
   DeviceBuffer<Real> k_, inc_, tmp_;  ///< RK4 stages
-  bool stepped_ = false;
 };
 
 extern template class MeshOperators<float>;
