@@ -159,6 +159,47 @@ void add_mean_metrics(Composition& comp, const std::string& prefix, SurfaceField
                     });
 }
 
+/// The numerical checks of a surface field: NaN or infinite values, then values finite but beyond
+/// limits.max_abs or growing without bound (MagnitudeGuard). `key` names the limits' table in messages
+/// ("surface_rd", "membrane.rd"), `what` the values ("surface", "membrane"), `dt_key` what to reduce.
+template <class Real>
+void add_field_checks(Composition& comp, SurfaceField<Real>& field, const std::string& key,
+                      const std::string& what, const std::string& dt_key, const MagnitudeLimits& limits) {
+  comp.add_check([&field, what, dt_key](World& world) {
+    const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
+    if (bad == 0) return;
+    field.download();
+    std::size_t first = 0;
+    while (first < field.host().size() && std::isfinite(field.host()[first])) ++first;
+    std::ostringstream msg;
+    msg << "step " << world.step << ": " << bad << " " << what
+        << " values are NaN or infinite; the first: species "
+        << field.species_names()[first / field.vertices()] << " at vertex " << first % field.vertices()
+        << " = " << field.host()[first] << "; the time step is probably too large (reduce " << dt_key << ")";
+    throw NumericalError(msg.str());
+  });
+  // finite but beyond <key>.max_abs, or growing without bound (after the NaN check above)
+  comp.add_check([&field, guard = std::make_shared<MagnitudeGuard>(key, key, limits)](World& world) {
+    const std::size_t n = field.vertices();
+    const auto& names = field.species_names();
+    const auto max_abs = species_max_abs(Span<const Real>(field.current()), names.size(), n);
+    guard->observe(world.step, names, max_abs, [&](std::size_t s) {
+      field.download();  // only on failure: where the largest |value| lies
+      const std::size_t at = species_argmax_abs(field.host().data(), s, n);
+      return "at vertex " + std::to_string(at);
+    });
+  });
+}
+
+/// `max_abs` and `growth_checks` of a reaction-diffusion table (docs/scenarios.md).
+MagnitudeLimits read_magnitude_limits(const io::ScenarioTable& rd) {
+  MagnitudeLimits limits;
+  limits.max_abs = rd.number("max_abs", limits.max_abs, io::Range::positive());
+  limits.growth_checks =
+      static_cast<int>(rd.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
+  return limits;
+}
+
 template <class Real>
 void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
                    const SurfaceRdParams& params, const InitialState& init, double dt, double converge,
@@ -179,31 +220,7 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
   comp.add_writer([&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
     return make_surface_writer(dir, field);
   });
-  comp.add_check([&field](World& world) {
-    const std::size_t bad = exec::count_non_finite(Span<const Real>(field.current()));
-    if (bad == 0) return;
-    field.download();
-    std::size_t first = 0;
-    while (first < field.host().size() && std::isfinite(field.host()[first])) ++first;
-    std::ostringstream msg;
-    msg << "step " << world.step << ": " << bad << " surface values are NaN or infinite; the first: species "
-        << field.species_names()[first / field.vertices()] << " at vertex " << first % field.vertices()
-        << " = " << field.host()[first]
-        << "; the time step is probably too large (reduce surface_rd.dt_factor)";
-    throw NumericalError(msg.str());
-  });
-  // finite but beyond surface_rd.max_abs, or growing without bound (after the NaN check above)
-  comp.add_check(
-      [&field, guard = std::make_shared<MagnitudeGuard>("surface_rd", "surface_rd", limits)](World& world) {
-        const std::size_t n = field.vertices();
-        const auto& names = field.species_names();
-        const auto max_abs = species_max_abs(Span<const Real>(field.current()), names.size(), n);
-        guard->observe(world.step, names, max_abs, [&](std::size_t s) {
-          field.download();  // only on failure: where the largest |value| lies
-          const std::size_t at = species_argmax_abs(field.host().data(), s, n);
-          return "at vertex " + std::to_string(at);
-        });
-      });
+  add_field_checks(comp, field, "surface_rd", "surface", "surface_rd.dt_factor", limits);
   if (converge > 0.0) comp.set_converged([rd, converge](World&) { return rd->max_rate() < converge; });
   add_mean_metrics(comp, "mean_", field);
   comp.add_summary([&field, rd](World&) {
@@ -309,10 +326,7 @@ void install_surface_rd(Composition& comp) {
     rd.fail("steps_per_launch", "must divide output.every (" + std::to_string(settings.output_every) + ")");
   const double dt_factor = rd.number("dt_factor", 0.05, io::Range::positive());
   const double converge = rd.number("converge", 0.0, io::Range::non_negative());
-  MagnitudeLimits limits;
-  limits.max_abs = rd.number("max_abs", limits.max_abs, io::Range::positive());
-  limits.growth_checks =
-      static_cast<int>(rd.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
+  const MagnitudeLimits limits = read_magnitude_limits(rd);
   read_initial_state(root.table("initial"), *m, species_names(p), "surface", settings.scenario_path,
                      p.kinetics == Kinetics::chemotaxis, init);
 
@@ -378,6 +392,7 @@ void install_membrane_rd(Composition& comp) {
   const auto rd = table.table("rd");
   InitialState initial;
   const SurfaceRdParams params = read_surface_rd_params(rd, rd, initial);
+  const MagnitudeLimits limits = read_magnitude_limits(rd);
   read_initial_state(rd.table("initial"), *membrane, species_names(params), "membrane",
                      comp.settings().scenario_path, params.kinetics == Kinetics::chemotaxis, initial);
   World& w = comp.world();
@@ -387,6 +402,7 @@ void install_membrane_rd(Composition& comp) {
   apply_initial_state(*field, initial, comp.settings().seed);
   auto ops = std::make_shared<const MeshOperators<float>>(membrane_mesh);  // the membrane's cached quantities
   comp.add_system(std::make_unique<SurfaceRdSystem<float>>(params, *field, ops));
+  add_field_checks(comp, *field, "membrane.rd", "membrane", "simulation.dt", limits);
   if (comp.root().table("output").boolean("membrane", true))
     comp.add_writer([field](const fs::path& dir) { return make_surface_writer(dir, *field); });
   add_mean_metrics(comp, "membrane_mean_", *field);
