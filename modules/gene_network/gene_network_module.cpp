@@ -2,7 +2,10 @@
 // the scenario), acting on the tissue's cells.
 
 #include <algorithm>
+#include <cmath>
+#include <memory>
 
+#include "engine/core/state_checks.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/network_events.hpp"
@@ -59,8 +62,12 @@ void install_gene_network(Composition& comp) {
   double neighbour_distance = 0.0;
   std::unique_ptr<System> network;
   const NoiseParams noise = read_noise_params(table);
+  MagnitudeLimits limits;  // the species' numerical check beyond NaN (check_table_values)
+  limits.max_abs = table.number("max_abs", limits.max_abs, io::Range::positive());
+  limits.growth_checks =
+      static_cast<int>(table.integer("growth_checks", limits.growth_checks, io::Range::closed(0, 1000000)));
   std::vector<UserEvent> events;  // a network's SBML events: their previous trigger values are a column
-  bool typed = false;              // the network is selected by the cell's type (typed_network.hpp)
+  bool typed = false;             // the network is selected by the cell's type (typed_network.hpp)
   bool reads_volume = false;
   double element_volume = 1.0;
   if (has_typed_networks(comp.root())) {
@@ -155,6 +162,25 @@ void install_gene_network(Composition& comp) {
   }
   w.add_output({TissueOutput::Kind::flag, kSuprabasalFlag, "", w.flag_bit(kSuprabasalFlag)});
   w.add_output({TissueOutput::Kind::cell_components, "", kSpeciesColumn});
+  // a species finite but beyond gene_network.max_abs, or growing without bound (after the NaN check)
+  comp.add_check([names, guard = std::make_shared<MagnitudeGuard>("gene_network", "gene_network", limits)](
+                     World& world) {
+    auto& column = species_column(world);
+    const std::size_t rows = world.cells.size();
+    if (rows == 0) return;
+    std::vector<double> max_abs(names.size());
+    for (std::size_t s = 0; s < names.size(); ++s)
+      max_abs[s] = species_max_abs(Span<const float>(column.component(static_cast<int>(s)).subspan(0, rows)),
+                                   1, rows)[0];
+    guard->observe(world.step, names, max_abs, [&](std::size_t s) {
+      world.cells.download();  // only on failure: where the largest |value| lies
+      std::size_t at = 0;
+      for (std::size_t c = 1; c < rows; ++c)
+        if (std::fabs(column.host(c, static_cast<int>(s))) > std::fabs(column.host(at, static_cast<int>(s))))
+          at = c;
+      return "in cell id " + std::to_string(world.cell_id.host(at));
+    });
+  });
   if (typed) {
     // the cell's type as the float column the merged network reads, refreshed before every network step
     w.cells.add_column<float>(kNetworkTypeColumn);

@@ -13,12 +13,13 @@ namespace tissue::grn {
 namespace {
 
 /// The tissue-wide [gene_network] keys that are not a network's own (they apply to whichever network runs).
-const std::set<std::string> kSharedKeys = {"noise", "noise_kind"};
+const std::set<std::string> kSharedKeys = {"noise", "noise_kind", "max_abs", "growth_checks"};
 
 /// A network written in the scenario or read from SBML, from a table of the gene_network form.
 UserNetworkSpec read_network(const io::ScenarioTable& t, const std::string& scenario_path,
                              const std::vector<std::string>& fields) {
-  auto spec = has_sbml_network(t) ? read_sbml_network(t, scenario_path, fields) : read_user_network(t, fields);
+  auto spec =
+      has_sbml_network(t) ? read_sbml_network(t, scenario_path, fields) : read_user_network(t, fields);
   // events keep a trigger column per network; merged networks do not carry them yet
   if (!spec.events.empty())
     t.fail("sbml", "event '" + spec.events.front().id +
@@ -135,10 +136,11 @@ TypedNetworks read_typed_networks(const io::ScenarioTable& root, const io::Scena
   if (!tissue_wide)
     for (const auto& key : gene_network.keys())
       if (!kSharedKeys.count(key))
-        gene_network.fail(key,
-                          "the built-in epidermis network cannot be mixed with per-type networks "
-                          "([cell_types.gene_network]): write the tissue-wide network in the scenario "
-                          "or in SBML, or leave [gene_network] with noise keys only");
+        gene_network.fail(
+            key,
+            "the built-in epidermis network cannot be mixed with per-type networks "
+            "([cell_types.gene_network]): write the tissue-wide network in the scenario "
+            "or in SBML, or leave [gene_network] with noise keys (and max_abs, growth_checks) only");
 
   // the distinct networks: the tissue-wide one first, then each type's own in declaration order
   std::vector<UserNetworkSpec> nets;
