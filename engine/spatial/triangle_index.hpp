@@ -119,16 +119,31 @@ class TriangleIndex {
     /// Visits shells of bins around the point's bin (Chebyshev radius 0, 1, ...) and stops when the best
     /// distance found is no larger than the gap between the point and the unvisited bins, or that gap
     /// exceeds the reach.
-    TISSUE_HD SurfaceHit closest(float x, float y, float z) const {
+    TISSUE_HD SurfaceHit closest(float x, float y, float z) const { return search(x, y, z, reach, false); }
+
+    /// The closest point of the whole mesh, however far (hit.triangle < 0 only for a non-finite point): the
+    /// same shell search without the reach, started from the grid's bin nearest to the point when it lies
+    /// outside the grid. O(bins visited): for host-side queries of points that may be far from the mesh
+    /// (summaries, division axes), never a scan of every triangle per query.
+    TISSUE_HD SurfaceHit closest_anywhere(float x, float y, float z) const {
+      return search(x, y, z, 3.0e38f, true);
+    }
+
+    /// closest() within `limit` [length]; `clamp`: a point outside the grid starts from the nearest bin
+    /// (else nothing is found for it).
+    TISSUE_HD SurfaceHit search(float x, float y, float z, float limit, bool clamp) const {
       SurfaceHit hit;
       const float p[3] = {x, y, z};
       int cell[3];
       for (int k = 0; k < 3; ++k) {
-        const float f = math::floor((p[k] - origin[k]) * inv_width[k]);
+        float f = math::floor((p[k] - origin[k]) * inv_width[k]);
+        if (!(f == f)) return hit;  // NaN
+        if (clamp)
+          f = f < 0.0f ? 0.0f : (f > static_cast<float>(n[k] - 1) ? static_cast<float>(n[k] - 1) : f);
         if (!(f >= 0.0f && f < static_cast<float>(n[k]))) return hit;  // outside: nothing within reach
         cell[k] = static_cast<int>(f);
       }
-      float best2 = reach * reach;
+      float best2 = limit < 1.0e19f ? limit * limit : 3.0e38f;
       const float width = 1.0f / inv_width[0];
       const int max_shell = n[0] > n[1] ? (n[0] > n[2] ? n[0] : n[2]) : (n[1] > n[2] ? n[1] : n[2]);
       for (int r = 0; r < max_shell; ++r) {
@@ -160,15 +175,15 @@ class TriangleIndex {
             }
           }
         }
-        // distance from p to the bins not yet visited
-        float gap = reach + 1.0f;
+        // distance from p to the bins not yet visited (a lower bound, also for a point outside the grid)
+        float gap = 3.0e38f;
         for (int k = 0; k < 3; ++k) {
           const float lo = p[k] - (origin[k] + static_cast<float>(cell[k] - r) * width);
           const float hi = origin[k] + static_cast<float>(cell[k] + r + 1) * width - p[k];
           if (cell[k] - r > 0) gap = lo < gap ? lo : gap;
           if (cell[k] + r + 1 < n[k]) gap = hi < gap ? hi : gap;
         }
-        if (gap > reach || (hit.triangle >= 0 && best2 <= gap * gap)) break;
+        if (gap > limit || (hit.triangle >= 0 && best2 <= gap * gap)) break;
       }
       if (hit.triangle >= 0) hit.distance = math::sqrt(best2);
       return hit;
@@ -199,19 +214,6 @@ class TriangleIndex {
         hit.point[k] = q[k];
         hit.normal[k] = normals[3 * tu + static_cast<std::size_t>(k)];
       }
-    }
-
-    /// The closest point of the whole mesh: closest() within the reach, else every triangle is tested
-    /// (O(triangles): for occasional host-side queries of far points, e.g. summaries).
-    TISSUE_HD SurfaceHit closest_anywhere(float x, float y, float z) const {
-      SurfaceHit hit = closest(x, y, z);
-      if (hit.triangle >= 0) return hit;
-      const float p[3] = {x, y, z};
-      float best2 = 3.0e38f;
-      const std::size_t triangles = normals.size() / 3;
-      for (std::size_t t = 0; t < triangles; ++t) test(p, static_cast<std::int32_t>(t), best2, hit);
-      if (hit.triangle >= 0) hit.distance = math::sqrt(best2);
-      return hit;
     }
   };
 

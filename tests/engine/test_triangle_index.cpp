@@ -32,6 +32,19 @@ struct ClosestQuery {
   }
 };
 
+/// closest_anywhere() for every point: the distance and the triangle, however far.
+struct AnywhereQuery {
+  TriangleIndex::View index;
+  Span<const float> x, y, z;
+  Span<float> distance;
+  Span<std::int32_t> triangle;
+  TISSUE_HD void operator()(std::size_t i) const {
+    const SurfaceHit h = index.closest_anywhere(x[i], y[i], z[i]);
+    triangle[i] = h.triangle;
+    distance[i] = h.distance;
+  }
+};
+
 using mesh::Vec3;
 
 Vec3 lerp(const Vec3& a, const Vec3& b, double t) {
@@ -167,4 +180,46 @@ TEST_CASE("the triangle index refuses a non-positive reach and an empty mesh", "
   TriangleIndex index;
   REQUIRE_THROWS_AS(index.build(mesh::icosphere(1, 1.0), 0.0f), std::invalid_argument);
   REQUIRE_THROWS_AS(index.build(mesh::TriangleMesh{}, 1.0f), std::invalid_argument);
+}
+
+TEST_CASE("closest_anywhere finds the closest point however far, without testing every triangle",
+          "[triangle_index]") {
+  // points up to 30 reaches away, inside and outside the index's grid, against the brute force; the old
+  // fallback scanned every triangle for each point beyond the reach (O(points x triangles) in summaries)
+  const auto m = mesh::icosphere(3, 1.0);
+  TriangleIndex index;
+  index.build(m, 0.1f);
+  std::mt19937 rng(17);
+  const std::size_t n = 600;
+  std::vector<float> x(n), y(n), z(n);
+  std::uniform_real_distribution<double> u(-4.0, 4.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(u(rng));
+    y[i] = static_cast<float>(u(rng));
+    z[i] = static_cast<float>(i % 3 == 0 ? 0.1 * u(rng) : u(rng));
+  }
+  DeviceBuffer<float> dx, dy, dz, dist(n);
+  DeviceBuffer<std::int32_t> tri(n);
+  dx.assign(x);
+  dy.assign(y);
+  dz.assign(z);
+  exec::parallel_for(n,
+                     AnywhereQuery{index.view(), dx.span(), dy.span(), dz.span(), dist.span(), tri.span()});
+  const auto d = dist.to_host();
+  const auto t = tri.to_host();
+  for (std::size_t i = 0; i < n; ++i) {
+    const Vec3 p{x[i], y[i], z[i]};
+    const double expected = brute_distance(m, p);
+    INFO("point " << i << " (" << x[i] << ", " << y[i] << ", " << z[i] << ")");
+    REQUIRE(t[i] >= 0);
+    REQUIRE(d[i] == Approx(expected).margin(2e-6 * (1.0 + std::fabs(expected))));
+  }
+  // the host view gives the same answers (summaries and division hooks query it)
+  const TriangleIndex::View host = index.host_view();
+  for (std::size_t i = 0; i < n; i += 7) {
+    const SurfaceHit h = host.closest_anywhere(x[i], y[i], z[i]);
+    REQUIRE(h.triangle == t[i]);
+    REQUIRE(h.distance == d[i]);
+  }
+  CHECK(index.view().closest_anywhere(std::nanf(""), 0.0f, 0.0f).triangle < 0);
 }
