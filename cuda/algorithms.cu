@@ -102,15 +102,18 @@ unsigned sort_blocks(std::size_t n) {
   return static_cast<unsigned>((n + kSortThreads - 1) / kSortThreads);
 }
 
-__global__ void bin_histogram(const std::uint32_t* keys, std::size_t n, std::int32_t* counts) {
+/// Counts each bin's entries in `counts` and gives entry i its arrival rank among them (atomics: the ranks
+/// depend on scheduling; bin_rank below makes the final order deterministic).
+__global__ void bin_histogram(const std::uint32_t* keys, std::size_t n, std::int32_t* counts,
+                              std::int32_t* arrival) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) atomicAdd(counts + keys[i], 1);
+  if (i < n) arrival[i] = atomicAdd(counts + keys[i], 1);
 }
 
-__global__ void bin_scatter(const std::uint32_t* keys, std::size_t n, std::int32_t* cursor,
-                            std::int32_t* scattered) {
+__global__ void bin_scatter(const std::uint32_t* keys, std::size_t n, const std::int32_t* starts,
+                            const std::int32_t* arrival, std::int32_t* scattered) {
   const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) scattered[atomicAdd(cursor + keys[i], 1)] = static_cast<std::int32_t>(i);
+  if (i < n) scattered[starts[keys[i]] + arrival[i]] = static_cast<std::int32_t>(i);
 }
 
 /// Slot s of the scattered order holds some index i of bin b; its place in the stable order is b's
@@ -137,19 +140,18 @@ std::size_t counting_sort_bins_temp_bytes(std::size_t bins) {
 }
 
 void counting_sort_bins(const std::uint32_t* keys, std::size_t n, std::size_t bins, std::int32_t* order,
-                        std::int32_t* starts, std::int32_t* cursor, std::int32_t* scattered, void* temp,
+                        std::int32_t* starts, std::int32_t* arrival, std::int32_t* scattered, void* temp,
                         std::size_t temp_bytes) {
   const auto stream = static_cast<cudaStream_t>(current_stream());
   note_enqueue();
-  check(cudaMemsetAsync(cursor, 0, (bins + 1) * sizeof(std::int32_t), stream), "bin counts (memset)");
-  if (n > 0) bin_histogram<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, cursor);
+  check(cudaMemsetAsync(starts, 0, (bins + 1) * sizeof(std::int32_t), stream), "bin counts (memset)");
+  if (n > 0) bin_histogram<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, starts, arrival);
   check(cudaGetLastError(), "bin histogram");
-  check(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, cursor, starts, static_cast<int>(bins + 1), stream),
+  // in place: the counts become the starts (starts[bins] = n, as counts[bins] = 0)
+  check(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, starts, starts, static_cast<int>(bins + 1), stream),
         "cub exclusive sum");
   if (n == 0) return;
-  check(cudaMemcpyAsync(cursor, starts, bins * sizeof(std::int32_t), cudaMemcpyDeviceToDevice, stream),
-        "bin cursors (copy)");
-  bin_scatter<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, cursor, scattered);
+  bin_scatter<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, starts, arrival, scattered);
   check(cudaGetLastError(), "bin scatter");
   bin_rank<<<sort_blocks(n), kSortThreads, 0, stream>>>(keys, n, starts, scattered, order);
   check(cudaGetLastError(), "bin rank");

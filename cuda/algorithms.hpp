@@ -39,12 +39,13 @@ std::size_t counting_sort_bins_temp_bytes(std::size_t bins);
 
 /// Stable counting sort of n keys in [0, bins): order[s] = the index of the s-th key in (key, index) order
 /// and starts[b] = the number of keys below b (bins + 1 entries), i.e. exactly what a stable sort of
-/// (key, index) pairs and bin_starts give. Histogram and scatter with atomics, a CUB exclusive sum, then
-/// each slot's rank among its bin's indices (deterministic; O(m) per entry for a bin of m).
-/// `cursor` (bins + 1 ints), `scattered` (n ints) and `temp` (counting_sort_bins_temp_bytes(bins)) are
-/// scratch owned by the caller; everything is queued on the engine stream. @throws BackendError.
+/// (key, index) pairs and bin_starts give. The counts are taken in `starts` with atomics (each entry's
+/// arrival rank in `arrival`), scanned in place (CUB), the entries scattered by start + arrival, then each
+/// slot's rank among its bin's indices gives the order (deterministic; O(m) per entry for a bin of m).
+/// `arrival` and `scattered` (n ints each) and `temp` (counting_sort_bins_temp_bytes(bins)) are scratch
+/// owned by the caller: no scratch per bin. Everything is queued on the engine stream. @throws BackendError.
 void counting_sort_bins(const std::uint32_t* keys, std::size_t n, std::size_t bins, std::int32_t* order,
-                        std::int32_t* starts, std::int32_t* cursor, std::int32_t* scattered, void* temp,
+                        std::int32_t* starts, std::int32_t* arrival, std::int32_t* scattered, void* temp,
                         std::size_t temp_bytes);
 
 }  // namespace tissue::cuda

@@ -15,28 +15,31 @@ void BinSorter::sort(Span<const std::uint32_t> keys, std::size_t bins, Span<std:
   const std::size_t n = keys.size();
   if (order.size() < n || starts.size() < bins + 1)
     throw std::invalid_argument("bin sort: order needs n entries and starts bins + 1");
-  cursor_.ensure(bins + 1);
 #if defined(TISSUE_BACKEND_CUDA)
   if (backend() == Backend::cuda) {
+    arrival_.ensure(n);
     scattered_.ensure(n);
     const std::size_t bytes = cuda::counting_sort_bins_temp_bytes(bins);
     temp_.ensure(bytes);
-    cuda::counting_sort_bins(keys.data(), n, bins, order.data(), starts.data(), cursor_.data(),
+    cuda::counting_sort_bins(keys.data(), n, bins, order.data(), starts.data(), arrival_.data(),
                              scattered_.data(), temp_.data(), bytes);
     return;
   }
 #endif
-  std::int32_t* count = cursor_.data();
-  for (std::size_t b = 0; b <= bins; ++b) count[b] = 0;
-  for (std::size_t i = 0; i < n; ++i) ++count[keys[i]];
+  // serial: counts in starts, scanned in place, then each entry to its bin's start plus its arrival rank
+  // (kept per entry, like the GPU's scratch: nothing per bin besides starts)
+  arrival_.ensure(n);
+  std::int32_t* arrival = arrival_.data();
+  for (std::size_t b = 0; b <= bins; ++b) starts[b] = 0;
+  for (std::size_t i = 0; i < n; ++i) arrival[i] = starts[keys[i]]++;
   std::int32_t total = 0;
   for (std::size_t b = 0; b <= bins; ++b) {
+    const std::int32_t count = starts[b];
     starts[b] = total;
-    total += count[b];
-    count[b] = starts[b];
+    total += count;
   }
   for (std::size_t i = 0; i < n; ++i)
-    order[static_cast<std::size_t>(count[keys[i]]++)] = static_cast<std::int32_t>(i);
+    order[static_cast<std::size_t>(starts[keys[i]] + arrival[i])] = static_cast<std::int32_t>(i);
 }
 
 }  // namespace tissue::exec

@@ -13,8 +13,8 @@ namespace tissue::exec {
 /// Stable counting sort of keys (bin numbers) into bins, keeping its scratch between calls so that a
 /// warm sort allocates nothing. The result equals a stable sort of (key, index) pairs followed by
 /// bin_starts(): indices ascending within each bin. On the CUDA backend: histogram and scatter with
-/// atomics, a CUB exclusive sum and a per-entry rank within its bin (O(n + bins), no sort passes); on the
-/// CPU: the serial counting sort.
+/// atomics, a CUB exclusive sum in place and a per-entry rank within its bin (O(n + bins), no sort
+/// passes); on the CPU: the serial counting sort. Scratch: two ints per entry, none per bin.
 class BinSorter {
  public:
   /// @param keys   n bin numbers, each < bins
@@ -27,7 +27,7 @@ class BinSorter {
             Span<std::int32_t> starts);
 
  private:
-  DeviceBuffer<std::int32_t> cursor_, scattered_;
+  DeviceBuffer<std::int32_t> arrival_, scattered_;  ///< n each: no scratch per bin
   DeviceBuffer<unsigned char> temp_;
 };
 
