@@ -53,6 +53,9 @@ MagnitudeGuard::MagnitudeGuard(std::string field, std::string key, MagnitudeLimi
 
 std::size_t MagnitudeGuard::failing_species(std::int64_t step, const std::vector<double>& max_abs) {
   const std::size_t n = max_abs.size();
+  // an infinity (or NaN) is the NaN check's to report, with its own message, whichever check runs first
+  for (std::size_t s = 0; s < n; ++s)
+    if (!std::isfinite(max_abs[s])) return n;
   for (std::size_t s = 0; s < n; ++s)
     if (max_abs[s] > limits_.max_abs) {
       bound_ = true;

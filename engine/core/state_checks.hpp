@@ -43,7 +43,8 @@ class MagnitudeGuard {
 
   /// @param step      the step of the check
   /// @param species   the species' names, #species
-  /// @param max_abs   the largest |value| of each species now, #species (finite: the NaN check ran first)
+  /// @param max_abs   the largest |value| of each species now, #species; a non-finite one makes the call
+  ///                  pass (the NaN check reports it, whether it runs before or after this one)
   /// @param where     for a species index, where its largest |value| lies (e.g. "at vertex 12"); called
   ///                  only on failure
   /// @throws NumericalError naming the field, species, value, step and the bound or the growth
