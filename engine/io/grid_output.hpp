@@ -85,6 +85,9 @@ class CompositeWriter final : public SnapshotWriter {
   void write(World& world) override {
     for (auto& p : parts_) p->write(world);
   }
+  void wait() override {
+    for (auto& p : parts_) p->wait();
+  }
   std::vector<PvdSeries*> series() override {
     std::vector<PvdSeries*> out;
     for (auto& p : parts_)

@@ -77,6 +77,13 @@ std::string record_text(RunRecord r, std::size_t size = 0) {
     j["memory"] = {{"estimate_host_bytes", r.memory_estimate_host},
                    {"estimate_device_bytes", r.memory_estimate_device},
                    {"device_peak_bytes", r.memory_device_peak}};
+    if (r.memory_device_peak_per_element > 0.0)
+      j["memory"]["device_peak_bytes_per_element"] = r.memory_device_peak_per_element;
+    if (!r.time_split.empty()) {
+      nlohmann::ordered_json split = nlohmann::ordered_json::object();
+      for (const auto& [name, seconds] : r.time_split) split[name] = seconds;
+      j["time_split_seconds"] = split;
+    }
     if (!r.metrics.empty()) {
       nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
       for (const auto& [name, value] : r.metrics)  // NaN and infinities become null
@@ -129,6 +136,8 @@ std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
     r.restarted_from = j.value("restarted_from", std::string());
     r.last_checkpoint = text(j.at("last_checkpoint"));
     r.wall_seconds = j.at("wall_seconds").get<double>();
+    if (const auto t = j.find("time_split_seconds"); t != j.end())
+      for (const auto& [name, value] : t->items()) r.time_split.emplace_back(name, value.get<double>());
     if (const auto m = j.find("metrics"); m != j.end())
       for (const auto& [name, value] : m->items())
         r.metrics.emplace_back(

@@ -43,6 +43,14 @@ struct RunRecord {
   /// host memory on the CPU backend), so that an estimate can be compared with what happened.
   double memory_estimate_host = 0.0, memory_estimate_device = 0.0;
   std::size_t memory_device_peak = 0;
+  /// memory_device_peak over the elements at the end of the run [bytes] (0: a model without elements);
+  /// in a growing tissue the end holds the most elements, so this is what a larger tissue needs per element.
+  double memory_device_peak_per_element = 0.0;
+  /// Where the wall time went [s], in order: "stepping" (the systems on the device, and the rest), "hooks"
+  /// (CPU hooks with their download and upload), "output" (snapshots: download and copy; their encoding and
+  /// writing overlaps stepping on a host thread, and what is left of it at the end), "checkpoints",
+  /// "checks" (numerical checks), "summary". Empty until the run ends.
+  std::vector<std::pair<std::string, double>> time_split;
   /// The metrics a driver asked for (RunRequest::metrics), measured at the end of the run, in order; NaN
   /// for a value that is not finite (null in run.json). Empty when none were asked for (no "metrics" key).
   std::vector<std::pair<std::string, double>> metrics;

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+
+#include "engine/io/atomic_file.hpp"
 
 namespace tissue::io {
 
@@ -159,10 +162,10 @@ void TissueWriter::write(World& w) {
       arrays.push_back(VtkArray::of(out.name, v));
     }
     const std::string file = std::string("elements_") + tag + ".vtu";
-    write_vtu_points(dir_ / file, points, arrays);
-    element_series_.add(w.time, file);
+    element_series_.append(w.time, file);
     element_series_.set_view(
         SeriesView::points(color, color_range(arrays, color), radii[0], point_bounds(points)));
+    queue(dir_ / file, std::move(points), std::move(arrays), element_series_);
   }
   if (cells_) {
     std::vector<float> points(3 * n_cells);
@@ -186,12 +189,29 @@ void TissueWriter::write(World& w) {
       arrays.push_back(VtkArray::of(out.name, matching));
     }
     const std::string file = std::string("cells_") + tag + ".vtu";
-    write_vtu_points(dir_ / file, points, arrays);
-    cell_series_.add(w.time, file);
+    cell_series_.append(w.time, file);
     auto view = SeriesView::points(color, color_range(arrays, color), radii[1], point_bounds(points));
     view.visible = !elements_;  // the elements show the cells already
     cell_series_.set_view(std::move(view));
+    queue(dir_ / file, std::move(points), std::move(arrays), cell_series_);
   }
+}
+
+void TissueWriter::queue(std::filesystem::path file, std::vector<float> points, std::vector<VtkArray> arrays,
+                         const PvdSeries& series) {
+  // std::function needs a copyable callable: the arrays travel behind a shared pointer
+  struct Snapshot {
+    std::filesystem::path file, index;
+    std::vector<float> points;
+    std::vector<VtkArray> arrays;
+    std::string index_xml;
+  };
+  auto s = std::make_shared<Snapshot>(
+      Snapshot{std::move(file), series.path(), std::move(points), std::move(arrays), series.index_xml()});
+  background_.submit([s] {
+    write_vtu_points(s->file, s->points, s->arrays);
+    write_file_atomic(s->index, s->index_xml);  // the index names the file only once it is complete
+  });
 }
 
 }  // namespace tissue::io

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/io/background_writer.hpp"
 #include "engine/io/vtk.hpp"
 #include "engine/schedule/simulation.hpp"
 
@@ -25,14 +26,21 @@ class TissueWriter final : public SnapshotWriter {
   /// @throws std::out_of_range at write() when a declared output names a column that does not exist or
   /// has another type.
   TissueWriter(std::filesystem::path dir, bool elements = true, bool cells = true);
-  /// Downloads the world and writes one snapshot at world.step/time.
+  /// Downloads the world, copies one snapshot's arrays at world.step/time and queues their writing on a
+  /// host thread (the .vtu, then the .pvd index that names it). @throws the error of an earlier write.
   void write(World& world) override;
+  void wait() override { background_.wait(); }
   std::vector<PvdSeries*> series() override { return {&element_series_, &cell_series_}; }
 
  private:
+  /// Queues the writing of one .vtu and then of `series`' index as it is now.
+  void queue(std::filesystem::path file, std::vector<float> points, std::vector<VtkArray> arrays,
+             const PvdSeries& series);
+
   std::filesystem::path dir_;
   bool elements_, cells_;
   PvdSeries element_series_, cell_series_;
+  BackgroundWriter background_;  ///< last: waits for the queued writes before the members above go
 };
 
 }  // namespace tissue::io

@@ -244,9 +244,12 @@ void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const 
   out.commit();
 }
 
-void PvdSeries::add(double time, const std::string& file) {
+void PvdSeries::append(double time, const std::string& file) {
   if (!entries_.empty() && entries_.back().second == file) entries_.pop_back();
   entries_.emplace_back(time, file);
+}
+
+std::string PvdSeries::index_xml() const {
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\"?>\n"
       << "<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n";
@@ -254,7 +257,27 @@ void PvdSeries::add(double time, const std::string& file) {
   for (const auto& [t, f] : entries_)
     xml << "    <DataSet timestep=\"" << t << "\" group=\"\" part=\"0\" file=\"" << xml_escape(f) << "\"/>\n";
   xml << "  </Collection>\n</VTKFile>\n";
-  write_file_atomic(path_, xml.str());
+  return xml.str();
+}
+
+void PvdSeries::add(double time, const std::string& file) {
+  append(time, file);
+  write_file_atomic(path_, index_xml());
+}
+
+std::vector<std::string> PvdSeries::drop_missing() {
+  std::vector<std::string> dropped;
+  std::vector<std::pair<double, std::string>> kept;
+  const std::filesystem::path dir = path_.parent_path();
+  for (auto& entry : entries_) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir / entry.second, ec))
+      kept.push_back(std::move(entry));
+    else
+      dropped.push_back(entry.second);
+  }
+  entries_ = std::move(kept);
+  return dropped;
 }
 
 }  // namespace tissue::io

@@ -96,6 +96,14 @@ class PvdSeries {
   /// Appends `file` (relative to the .pvd's directory) at `time` and rewrites the index. A file equal to
   /// the last entry's replaces that entry (a restarted run rewrites the snapshot it restarted from).
   void add(double time, const std::string& file);
+  /// add() without writing the index: the entry is in entries() (and in checkpoints) at once, and the
+  /// caller writes index_xml() to path() once `file` is on disk (TissueWriter, from its background thread).
+  void append(double time, const std::string& file);
+  /// The .pvd index of the entries so far (what add() writes).
+  std::string index_xml() const;
+  /// Drops the entries whose file is not in the .pvd's directory (a snapshot that a killed run had queued
+  /// but not written when its checkpoint recorded it); returns their file names.
+  std::vector<std::string> drop_missing();
   const std::filesystem::path& path() const { return path_; }
   /// (time, file) of every DataSet so far, in order.
   const std::vector<std::pair<double, std::string>>& entries() const { return entries_; }

@@ -16,6 +16,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/paraview_state.hpp"
 #include "engine/io/run_directory.hpp"
+#include "engine/io/vtk.hpp"
 #include "engine/util/interrupt.hpp"
 #include "engine/util/progress.hpp"
 #include "engine/version.hpp"
@@ -205,6 +206,16 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   if (!checkpoint.empty()) {
     io::read_checkpoint_state(checkpoint, *sim.world,
                               same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
+    // snapshots are written on a host thread: a run killed meanwhile left its checkpoint naming one that is
+    // not on disk; the series goes on without it
+    if (same_dir)
+      for (io::PvdSeries* s : writer_->series())
+        for (const std::string& file : s->drop_missing())
+          if (request_.log != nullptr)
+            std::fprintf(request_.log,
+                         "note: %s names %s, which is not on disk (the stopped run had not "
+                         "written it): left out of the series\n",
+                         s->path().filename().string().c_str(), file.c_str());
     sim.dt = header_.dt;
     if (end_step_ <= sim.world->step)
       throw InputError("checkpoint " + checkpoint.string() + " is at step " +
@@ -248,8 +259,26 @@ std::string Runner::write_checkpoint(const char* status, const std::string& mess
   header_.status = status;
   header_.message = message;
   header_.dt = sim_->dt;
+  exec::synchronize();
+  const double start = now_seconds();
   io::CheckpointSeries series(out_, sim_->checkpoint.keep);
-  return series.write(*sim_->world, header_, writer_->series()).string();
+  std::string path = series.write(*sim_->world, header_, writer_->series()).string();
+  checkpoint_seconds_ += now_seconds() - start;
+  return path;
+}
+
+void Runner::write_snapshot() {
+  exec::synchronize();
+  const double start = now_seconds();
+  writer_->write(*sim_->world);
+  output_seconds_ += now_seconds() - start;
+}
+
+void Runner::wait_for_output() {
+  if (!writer_) return;
+  const double start = now_seconds();
+  writer_->wait();
+  output_seconds_ += now_seconds() - start;
 }
 
 void Runner::write_checkpoint_to(const fs::path& path) {
@@ -262,13 +291,34 @@ void Runner::write_checkpoint_to(const fs::path& path) {
 }
 
 void Runner::finish(const char* status, int exit_code, const std::string& message) {
+  // the snapshots queued so far are on disk before run.json says how the run ended (an error of one
+  // matters less here than the end being recorded: conclude() reports it on a completed run)
+  try {
+    wait_for_output();
+  } catch (const std::exception&) {
+  }
   record_.status = status;
   record_.exit_code = exit_code;
   record_.message = message;
   record_.ended = io::utc_now_iso8601();
   record_.wall_seconds = now_seconds() - started_;
   record_.memory_device_peak = exec::allocation_stats(exec::backend()).peak;
+  const std::size_t elements = sim_->world->elements.size();
+  record_.memory_device_peak_per_element =
+      elements > 0 ? static_cast<double>(record_.memory_device_peak) / static_cast<double>(elements) : 0.0;
+  record_.time_split = time_split(record_.wall_seconds);
   if (request_.write_output) record_.write(out_);
+}
+
+std::vector<std::pair<std::string, double>> Runner::time_split(double wall_seconds) const {
+  const double hooks = sim_->schedule.hook_seconds();
+  const double other = hooks + output_seconds_ + checkpoint_seconds_ + check_seconds_ + summary_seconds_;
+  return {{"stepping", std::max(0.0, wall_seconds - other)},
+          {"hooks", hooks},
+          {"output", output_seconds_},
+          {"checkpoints", checkpoint_seconds_},
+          {"checks", check_seconds_},
+          {"summary", summary_seconds_}};
 }
 
 template <class Body>
@@ -315,6 +365,7 @@ int Runner::step(std::int64_t n) {
   return guarded([&] {
     begin();
     if (converged_at_ < 0) advance(sim_->world->step + n);  // a converged run stops there
+    wait_for_output();  // a driver stepping in chunks may read the files between them
   });
 }
 
@@ -347,7 +398,7 @@ void Runner::begin() {
     std::fflush(log);
   }
   if (writer_) {
-    writer_->write(w);
+    write_snapshot();
     // view.pvsm, ParaView's view of the series just started; written once per directory (a restart keeps it)
     if (!fs::exists(out_ / io::kParaviewStateFileName)) io::write_paraview_state(out_, writer_->series());
   }
@@ -372,9 +423,14 @@ void Runner::advance(std::int64_t target) {
     if (step < end_step_ && check_due && sim.converged && sim.converged(w)) converged_at_ = step;
     const bool last = step == end_step_ || converged_at_ == step;
     const bool output = last || (every_ > 0 && step % every_ == 0);
-    if (sim.check && (output || check_due)) sim.check(w);
+    if (sim.check && (output || check_due)) {
+      exec::synchronize();
+      const double start = now_seconds();
+      sim.check(w);
+      check_seconds_ += now_seconds() - start;
+    }
     const int signo = poll ? InterruptGuard::signal_received() : 0;
-    if (writer_ && (output || signo != 0)) writer_->write(w);
+    if (writer_ && (output || signo != 0)) write_snapshot();
     const double minutes = (now_seconds() - last_checkpoint_clock_) / 60.0;
     if (writer_ && (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
                     (cp.every_minutes > 0.0 && minutes >= cp.every_minutes) || (last && cp.at_end))) {
@@ -396,6 +452,8 @@ void Runner::conclude() {
   Simulation& sim = *sim_;
   World& w = *sim.world;
   exec::synchronize();
+  wait_for_output();  // a write that failed fails the run
+  const double summary_start = now_seconds();
   const std::int64_t ran = w.step - start_step_;
   std::FILE* log = request_.log;
   if (progress_) progress_->finish(ran);
@@ -416,12 +474,22 @@ void Runner::conclude() {
                std::find(wanted.begin(), wanted.end(), b.first);
       });
   }
+  const std::string summary = log != nullptr && sim.summary ? sim.summary(w) : "";
+  summary_seconds_ += now_seconds() - summary_start;
   if (log == nullptr) return;
-  std::fprintf(log, "%s\n", sim.summary ? sim.summary(w).c_str() : "");
+  std::fprintf(log, "%s\n", summary.c_str());
   const double elapsed = progress_ ? progress_->elapsed() : 0.0;
   const double steps_per_s = elapsed > 0 ? static_cast<double>(ran) / elapsed : 0.0;
   std::fprintf(log, "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n",
                elapsed, steps_per_s, out_.empty() ? "(nothing written)" : out_.string().c_str());
+  std::string split;
+  for (const auto& [name, seconds] : time_split(now_seconds() - started_)) {
+    if (seconds < 0.05 && name != "stepping") continue;
+    char part[64];
+    std::snprintf(part, sizeof part, "%s%s %.1f s", split.empty() ? "" : ", ", name.c_str(), seconds);
+    split += part;
+  }
+  std::fprintf(log, "time: %s\n", split.c_str());
   if (!record_.last_checkpoint.empty())
     std::fprintf(log, "checkpoint %s (continue with: tissue run --restart %s --steps N)\n",
                  record_.last_checkpoint.c_str(), record_.last_checkpoint.c_str());

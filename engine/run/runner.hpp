@@ -166,6 +166,12 @@ class Runner {
   void conclude();
   std::string write_checkpoint(const char* status, const std::string& message);
   void finish(const char* status, int exit_code, const std::string& message);
+  /// Writes a snapshot (the device's queued work waited for first, so that it stays the step's time).
+  void write_snapshot();
+  /// Waits for the snapshots' queued writes. @throws the error of one.
+  void wait_for_output();
+  /// RunRecord::time_split of a run that took `wall_seconds` so far.
+  std::vector<std::pair<std::string, double>> time_split(double wall_seconds) const;
 
   RunRequest request_;
   std::unique_ptr<Simulation> sim_;
@@ -184,6 +190,9 @@ class Runner {
   std::int64_t start_step_ = 0;         ///< the step the run started from
   std::int64_t converged_at_ = -1;      ///< the step at which the model converged, -1 if it did not
   double last_checkpoint_clock_ = 0.0;  ///< steady-clock seconds of the last checkpoint (minutes cadence)
+  /// Wall time [s] of the snapshots (copies, and the wait for queued writes), checkpoints, numerical
+  /// checks and the end-of-run summary (RunRecord::time_split)
+  double output_seconds_ = 0.0, checkpoint_seconds_ = 0.0, check_seconds_ = 0.0, summary_seconds_ = 0.0;
   std::unique_ptr<Progress> progress_;
 };
 

@@ -1,5 +1,6 @@
 #include "engine/schedule/schedule.hpp"
 
+#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -174,15 +175,21 @@ void Schedule::step(World& world, double dt) {
   world.time += dt;
 
   bool downloaded = false;
+  std::chrono::steady_clock::time_point start;
   for (auto& h : hooks_) {
     if (world.step % h.every != 0) continue;
     if (!downloaded) {
+      exec::synchronize();  // the step's queued work is the step's time, not the hook's
+      start = std::chrono::steady_clock::now();
       world.download();
       downloaded = true;
     }
     h.hook(world, StepContext{world.step, world.time, dt});
   }
-  if (downloaded) world.commit();
+  if (downloaded) {
+    world.commit();
+    hook_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 }
 
 std::string Schedule::describe() const {

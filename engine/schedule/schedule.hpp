@@ -98,6 +98,9 @@ class Schedule {
   std::string describe() const;
 
   std::size_t system_count() const { return systems_.size(); }
+  /// Wall time spent in hooks so far [s]: their download, the hooks and the commit, timed after the device
+  /// finished the step's queued work (which the download waits for anyway), so that time stays the step's.
+  double hook_seconds() const { return hook_seconds_; }
   System& system(std::size_t i) { return *systems_[i].system; }
 
  private:
@@ -119,6 +122,7 @@ class Schedule {
   std::uint64_t warm_key_ = 0;      ///< layout key of the last step run normally (0: none)
   std::uint64_t recorded_key_ = 0;  ///< layout key of `recording_` (0: none)
   std::unique_ptr<exec::Recording> recording_;
+  double hook_seconds_ = 0.0;
 };
 
 }  // namespace tissue

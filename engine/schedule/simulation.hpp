@@ -25,8 +25,13 @@ class PvdSeries;
 class SnapshotWriter {
  public:
   virtual ~SnapshotWriter() = default;
-  /// Writes one snapshot of the world's current state (downloading what it needs).
+  /// Writes one snapshot of the world's current state (downloading what it needs). A writer may copy the
+  /// arrays and leave the encoding and writing to a host thread (TissueWriter): the files are then on disk
+  /// after wait(); the series() entries are there at once. @throws the error of an earlier queued write.
   virtual void write(World& world) = 0;
+  /// Blocks until every snapshot written so far is on disk. @throws the error of a queued write (the
+  /// first since the last report).
+  virtual void wait() {}
   /// The .pvd series the writer keeps, so that a checkpoint records them and a restarted run in the same
   /// directory continues them.
   virtual std::vector<io::PvdSeries*> series() = 0;

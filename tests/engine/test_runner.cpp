@@ -284,6 +284,69 @@ rate = -1e20
   CHECK(file_text(dir / "out" / "run.json").find("\"failed\"") != std::string::npos);
 }
 
+TEST_CASE("a snapshot written on the host thread that fails fails the run, naming the file", "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("write_fails", kDecay);
+  Runner runner(registry, request_for(dir, "out"));
+  // the directory exists once the Runner is made; a directory where the step-5 snapshot goes makes its
+  // write fail on the writer's thread
+  fs::create_directories(dir / "out" / "cells_000000005.vtu" / "x");
+  CHECK_THROWS_WITH(runner.run(), Catch::Contains("cells_000000005.vtu"));
+  CHECK(runner.record().status == "failed");
+  CHECK(file_text(dir / "out" / "run.json").find("\"failed\"") != std::string::npos);
+}
+
+TEST_CASE("run.json splits the wall time into stepping, hooks, output, checkpoints, checks and summary",
+          "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("time_split", kDecay);
+  Runner runner(registry, request_for(dir, "out"));
+  REQUIRE(runner.run() == kExitOk);
+  const auto& split = runner.record().time_split;
+  REQUIRE(split.size() == 6);
+  const char* names[] = {"stepping", "hooks", "output", "checkpoints", "checks", "summary"};
+  double sum = 0.0;
+  for (std::size_t k = 0; k < 6; ++k) {
+    CHECK(split[k].first == names[k]);
+    CHECK(split[k].second >= 0.0);
+    sum += split[k].second;
+  }
+  CHECK(split[2].second > 0.0);  // three snapshots were written
+  CHECK(split[3].second > 0.0);  // and a checkpoint
+  CHECK(sum <= runner.record().wall_seconds * (1.0 + 1e-9) + 1e-9);
+  const auto back = io::RunRecord::read(dir / "out");
+  REQUIRE(back);
+  REQUIRE(back->time_split.size() == 6);
+  CHECK(back->time_split[3].second == split[3].second);
+  // no elements in this model: no bytes per element
+  CHECK(file_text(dir / "out" / "run.json").find("device_peak_bytes_per_element") == std::string::npos);
+}
+
+TEST_CASE("a restart leaves out of its series a snapshot the stopped run had queued but not written",
+          "[runner]") {
+  const ModuleRegistry registry = registry_with_test_module();
+  const fs::path dir = scenario_dir("restart_missing", kDecay);
+  {
+    RunRequest first = request_for(dir, "split");
+    first.steps = 5;
+    Runner half(registry, first);
+    REQUIRE(half.run() == kExitOk);
+  }
+  // as if killed while the step-0 snapshot was still being written: the checkpoint names it
+  fs::remove(dir / "split" / "cells_000000000.vtu");
+  RunRequest rest = request_for(dir, "");
+  rest.scenario.clear();
+  rest.out.clear();
+  rest.restart = (dir / "split").string();
+  rest.steps = 10;
+  Runner second(registry, rest);
+  REQUIRE(second.run() == kExitOk);
+  const std::string pvd = file_text(dir / "split" / "cells.pvd");
+  CHECK(pvd.find("cells_000000000.vtu") == std::string::npos);
+  CHECK(pvd.find("cells_000000005.vtu") != std::string::npos);
+  CHECK(pvd.find("cells_000000010.vtu") != std::string::npos);
+}
+
 TEST_CASE("a Runner records the metrics asked for in run.json, in the order asked", "[runner]") {
   const ModuleRegistry registry = registry_with_test_module();
   const fs::path dir = scenario_dir("metrics", kDecay);

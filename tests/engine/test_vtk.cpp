@@ -3,14 +3,20 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "engine/io/background_writer.hpp"
 #include "engine/io/vtk.hpp"
 
 using namespace tissue;
@@ -95,5 +101,75 @@ TEST_CASE("a .pvd series lists every snapshot in order", "[vtk]") {
   const std::string s = slurp(dir / "s.pvd");
   CHECK(s.find("timestep=\"0\" group=\"\" part=\"0\" file=\"a_0.vtu\"") != std::string::npos);
   CHECK(s.find("timestep=\"2.5\" group=\"\" part=\"0\" file=\"a_1.vtu\"") > s.find("a_0.vtu"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a background writer runs its jobs in order, bounds those pending and reports a failure once",
+          "[io]") {
+  SECTION("order") {
+    std::vector<int> done;  // touched by the worker only until wait() returns
+    {
+      io::BackgroundWriter writer(2);
+      for (int k = 0; k < 20; ++k) writer.submit([&done, k] { done.push_back(k); });
+      writer.wait();
+      REQUIRE(done.size() == 20);
+      for (int k = 0; k < 20; ++k) CHECK(done[static_cast<std::size_t>(k)] == k);
+      writer.submit([&done] { done.push_back(20); });
+    }  // the destructor waits for the last one
+    CHECK(done.size() == 21);
+  }
+  SECTION("at most max_pending jobs: submit() waits for room") {
+    io::BackgroundWriter writer(1);
+    std::atomic<bool> first_done{false};
+    writer.submit([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      first_done = true;
+    });
+    writer.submit([] {});  // returns once the first has run: it held the only place
+    CHECK(first_done);
+    writer.wait();
+  }
+  SECTION("a failed job: its error comes once, the jobs queued behind it are dropped") {
+    io::BackgroundWriter writer(4);
+    std::atomic<int> ran{0};
+    std::atomic<bool> release{false};
+    writer.submit([&] {
+      while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      throw std::runtime_error("cannot write x.vtu");
+    });
+    writer.submit([&] { ++ran; });  // queued behind the failing one
+    release = true;
+    CHECK_THROWS_WITH(writer.wait(), "cannot write x.vtu");
+    CHECK(ran == 0);
+    writer.wait();  // reported once
+    writer.submit([&] { ++ran; });
+    writer.wait();
+    CHECK(ran == 1);
+  }
+  SECTION("a failure is also reported by the next submit(), which then queues nothing") {
+    io::BackgroundWriter writer(1);  // the second submit waits for the first job to end: deterministic
+    writer.submit([] { throw std::runtime_error("disk full"); });
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH(writer.submit([&] { ++ran; }), "disk full");
+    writer.wait();
+    CHECK(ran == 0);
+  }
+}
+
+TEST_CASE("a series entry appended before its file is written is dropped on restore when the file is missing",
+          "[io]") {
+  const fs::path dir = temp_dir("pvd_missing");
+  io::PvdSeries s(dir / "cells.pvd");
+  std::ofstream(dir / "cells_0.vtu") << "x";
+  s.append(0.0, "cells_0.vtu");
+  s.append(1.0, "cells_1.vtu");           // queued, never written
+  CHECK(!fs::exists(dir / "cells.pvd"));  // append() writes no index
+  const std::string xml = s.index_xml();
+  CHECK(xml.find("cells_1.vtu") != std::string::npos);
+  const auto dropped = s.drop_missing();
+  REQUIRE(dropped.size() == 1);
+  CHECK(dropped[0] == "cells_1.vtu");
+  REQUIRE(s.entries().size() == 1);
+  CHECK(s.entries()[0].second == "cells_0.vtu");
   fs::remove_all(dir);
 }
