@@ -48,6 +48,26 @@ void check_table_values(World& w) {
       if (!check_column<float>(w, *table, *column)) check_column<double>(w, *table, *column);
 }
 
+void check_table_values(World& w, DeviceBuffer<std::int32_t>& flag) {
+  flag.ensure(1);
+  flag.zero();
+  for (Table* table : {&w.cells, &w.elements}) {
+    const std::size_t rows = table->size();
+    if (rows == 0) continue;
+    for (const auto& base : table->columns()) {
+      if (auto* f = dynamic_cast<Column<float>*>(base.get()))
+        for (int c = 0; c < f->components(); ++c)
+          exec::flag_non_finite(Span<const float>(f->component(c).subspan(0, rows)), flag.span());
+      else if (auto* d = dynamic_cast<Column<double>*>(base.get()))
+        for (int c = 0; c < d->components(); ++c)
+          exec::flag_non_finite(Span<const double>(d->component(c).subspan(0, rows)), flag.span());
+    }
+  }
+  std::int32_t raised = 0;
+  flag.download(&raised, 1);
+  if (raised != 0) check_table_values(w);  // finds the first bad value and throws
+}
+
 MagnitudeGuard::MagnitudeGuard(std::string field, std::string key, MagnitudeLimits limits)
     : field_(std::move(field)), key_(std::move(key)), limits_(limits) {}
 

@@ -18,6 +18,10 @@ namespace tissue {
 /// infinity in its rows [0, size): the step, the column, how many, and the first (row's cell id, component
 /// name). Device-side reductions, one per column component; nothing is downloaded unless something is wrong.
 void check_table_values(World& world);
+/// check_table_values() that costs one download when every value is finite: each column component is
+/// flagged on the device into `flag` (scratch, kept by the caller), and only a raised flag runs the
+/// per-column pass that finds and reports the first bad value.
+void check_table_values(World& world, DeviceBuffer<std::int32_t>& flag);
 
 /// Limits on the magnitude of a field's values beyond finiteness: a blow-up that stays finite (a run to
 /// |value| ~ 1e66 in double) is caught like a NaN. Modules read them from their table's keys `max_abs` and

@@ -160,6 +160,44 @@ double sum(Span<const double> x) {
   });
 }
 
+namespace {
+/// |x[(k / rows) * stride + k % rows]|, NaN as +infinity: the k-th value of `columns` blocks of `rows`.
+struct StridedAbs {
+  const float* x;
+  std::size_t rows, stride;
+  TISSUE_HD float operator()(std::size_t k) const {
+    const float v = x[(k / rows) * stride + k % rows];
+    if (!(v == v)) return std::numeric_limits<float>::infinity();
+    return v < 0.0f ? -v : v;
+  }
+};
+}  // namespace
+
+std::vector<double> column_max_abs(Span<const float> x, std::size_t rows, std::size_t stride,
+                                   std::size_t columns, DeviceBuffer<float>& scratch) {
+  if (columns > 0 && rows > 0 && (stride < rows || (columns - 1) * stride + rows > x.size()))
+    throw std::invalid_argument("column_max_abs: " + std::to_string(columns) + " columns of " +
+                                std::to_string(rows) + " rows at a stride of " + std::to_string(stride) +
+                                " do not fit in " + std::to_string(x.size()) + " values");
+  std::vector<double> out(columns, 0.0);
+  if (rows == 0 || columns == 0) return out;
+  scratch.ensure(columns);
+  const std::size_t total = rows * columns;
+  const auto counting = thrust::make_counting_iterator<std::size_t>(0);
+  const auto column = thrust::make_transform_iterator(counting, ColumnOf{rows});
+  const auto value = thrust::make_transform_iterator(counting, StridedAbs{x.data(), rows, stride});
+  with_policy(total, [&](auto policy) {
+    thrust::reduce_by_key(policy, column, column + static_cast<std::ptrdiff_t>(total), value,
+                          thrust::make_discard_iterator(), scratch.data(), thrust::equal_to<std::size_t>(),
+                          MaxOp<float>{});
+    return 0;
+  });
+  std::vector<float> host(columns);
+  scratch.download(host.data(), columns);
+  for (std::size_t c = 0; c < columns; ++c) out[c] = static_cast<double>(host[c]);
+  return out;
+}
+
 std::vector<double> column_sums(Span<const double> x, std::size_t columns, DeviceBuffer<double>& scratch) {
   if (columns == 0 || x.size() % columns != 0)
     throw std::invalid_argument("column_sums: " + std::to_string(x.size()) + " values do not form " +
@@ -242,6 +280,26 @@ std::size_t count_non_finite(Span<const double> x) {
   return with_policy(x.size(), [&](auto policy) {
     return static_cast<std::size_t>(thrust::count_if(policy, x.begin(), x.end(), NonFinite{}));
   });
+}
+
+namespace {
+/// flag[0] = 1 where x[i] is not finite; every writer stores the same value.
+template <class Real>
+struct FlagNonFinite {
+  Span<const Real> x;
+  Span<std::int32_t> flag;
+  TISSUE_HD void operator()(std::size_t i) const {
+    if (NonFinite{}(x[i])) flag[0] = 1;
+  }
+};
+}  // namespace
+
+void flag_non_finite(Span<const float> x, Span<std::int32_t> flag) {
+  parallel_for(x.size(), FlagNonFinite<float>{x, flag});
+}
+
+void flag_non_finite(Span<const double> x, Span<std::int32_t> flag) {
+  parallel_for(x.size(), FlagNonFinite<double>{x, flag});
 }
 
 }  // namespace tissue::exec

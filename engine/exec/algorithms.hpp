@@ -55,6 +55,12 @@ double sum(Span<const double> x);
 /// backend, so that a per-step call allocates nothing once warm. @throws std::invalid_argument when x
 /// does not split into the columns.
 std::vector<double> column_sums(Span<const double> x, std::size_t columns, DeviceBuffer<double>& scratch);
+/// The largest |value| of each of `columns` blocks of `rows` values, block c at x[c * stride, c * stride +
+/// rows) (a multi-component column's components): one reduction and one download; a NaN counts as
+/// +infinity. `scratch` is kept for the next call. @throws std::invalid_argument when the blocks do not fit
+/// x.
+std::vector<double> column_max_abs(Span<const float> x, std::size_t rows, std::size_t stride,
+                                   std::size_t columns, DeviceBuffer<float>& scratch);
 /// Largest value of x; -infinity for an empty span. NaN entries are ignored.
 float max_value(Span<const float> x);
 double max_value(Span<const double> x);
@@ -70,6 +76,11 @@ void max_into(Span<const double> x, Span<double> result, DeviceBuffer<unsigned c
 /// Number of entries that are NaN or infinite.
 std::size_t count_non_finite(Span<const float> x);
 std::size_t count_non_finite(Span<const double> x);
+/// Sets flag[0] (in the active backend's memory) to 1 when x holds a NaN or an infinity, and leaves it
+/// otherwise: queued like a kernel, without a round trip to the host, so that many arrays are checked
+/// with one download of the flag at the end.
+void flag_non_finite(Span<const float> x, Span<std::int32_t> flag);
+void flag_non_finite(Span<const double> x, Span<std::int32_t> flag);
 
 /// Fills x with `value`.
 template <class T>

@@ -20,12 +20,20 @@ namespace {
 
 using Kind = TissueOutput::Kind;
 
+/// f(i) for i in [0, n) on the host's threads: the snapshot's copies of 10^7 entries per array.
+template <class F>
+void copy_for(std::size_t n, const F& f) {
+  const auto count = static_cast<std::int64_t>(n);
+#pragma omp parallel for schedule(static) if (count >= 65536)
+  for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
+}
+
 /// Per-point arrays of each point's owning cell (owner[i] = dense cell index): the stable id, then the
 /// per-cell outputs the modules declared (components interleaved per point).
 std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner) {
   const std::size_t n = owner.size();
   std::vector<std::int64_t> cell_id(n);
-  for (std::size_t i = 0; i < n; ++i) cell_id[i] = w.cell_id.host(owner[i]);
+  copy_for(n, [&](std::size_t i) { cell_id[i] = w.cell_id.host(owner[i]); });
   std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id)};
   // by kind (states, then per-component columns such as species, then whole columns such as sampled
   // fields, then integer columns such as the cell type), and in declaration order within a kind
@@ -34,19 +42,19 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
       if (out.kind != kind) continue;
       if (kind == Kind::flag) {
         std::vector<std::uint8_t> state(n);
-        for (std::size_t i = 0; i < n; ++i) state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0;
+        copy_for(n, [&](std::size_t i) { state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0; });
         arrays.push_back(VtkArray::of(out.name, state));
       } else if (kind == Kind::cell_int_column) {
         auto& column = w.cells.column<std::int32_t>(out.column);
         std::vector<std::int32_t> v(n);
-        for (std::size_t i = 0; i < n; ++i) v[i] = column.host(owner[i]);
+        copy_for(n, [&](std::size_t i) { v[i] = column.host(owner[i]); });
         arrays.push_back(VtkArray::of(out.name, v));
       } else if (kind == Kind::cell_components) {
         auto& column = w.cells.column<float>(out.column);
         const auto& names = column.component_names();
         for (int s = 0; s < column.components(); ++s) {
           std::vector<float> v(n);
-          for (std::size_t i = 0; i < n; ++i) v[i] = column.host(owner[i], s);
+          copy_for(n, [&](std::size_t i) { v[i] = column.host(owner[i], s); });
           arrays.push_back(VtkArray::of(s < static_cast<int>(names.size())
                                             ? names[static_cast<std::size_t>(s)]
                                             : out.column + "_" + std::to_string(s),
@@ -56,9 +64,10 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
         auto& column = w.cells.column<float>(out.column);
         const int nc = column.components();
         std::vector<float> v(n * static_cast<std::size_t>(nc));
-        for (std::size_t i = 0; i < n; ++i)
+        copy_for(n, [&](std::size_t i) {
           for (int c = 0; c < nc; ++c)
             v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
+        });
         arrays.push_back(VtkArray::of(out.name, v, nc));
       }
     }
@@ -147,18 +156,18 @@ void TissueWriter::write(World& w) {
   if (elements_) {
     std::vector<float> points(3 * n_el);
     std::vector<std::size_t> owner(n_el);
-    for (std::size_t e = 0; e < n_el; ++e) {
+    copy_for(n_el, [&](std::size_t e) {
       points[3 * e] = w.x.host(e);
       points[3 * e + 1] = w.y.host(e);
       points[3 * e + 2] = w.z.host(e);
       owner[e] = static_cast<std::size_t>(w.cell.host(e));
-    }
+    });
     auto arrays = owner_arrays(w, owner);
     for (const auto& out : w.outputs()) {
       if (out.kind != Kind::element_column) continue;
       auto& column = w.elements.column<std::int32_t>(out.column);
       std::vector<std::int32_t> v(n_el);
-      for (std::size_t e = 0; e < n_el; ++e) v[e] = column.host(e);
+      copy_for(n_el, [&](std::size_t e) { v[e] = column.host(e); });
       arrays.push_back(VtkArray::of(out.name, v));
     }
     const std::string file = std::string("elements_") + tag + ".vtu";

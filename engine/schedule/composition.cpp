@@ -123,7 +123,8 @@ std::unique_ptr<Simulation> Composition::finish() {
   // the modules' own checks first (their messages are the most specific), then every float column of the
   // tables, whatever module added it
   auto checks = checks_;
-  checks.push_back(check_table_values);
+  auto flag = std::make_shared<DeviceBuffer<std::int32_t>>();  // the check's scratch, kept between checks
+  checks.push_back([flag](World& w) { check_table_values(w, *flag); });
   sim_->check = [checks](World& w) {
     for (const auto& c : checks) c(w);
   };

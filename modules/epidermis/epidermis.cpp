@@ -4,6 +4,11 @@
 #include <cmath>
 #include <numeric>
 #include <sstream>
+#include <utility>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "engine/schedule/module_registry.hpp"
 
@@ -178,72 +183,99 @@ std::vector<int> stacking_layers(const std::vector<float>& cx, const std::vector
     std::vector<std::size_t> fill(start.begin(), start.end() - 1);
     for (std::size_t c = 0; c < n; ++c) members[fill[bin_of[c]]++] = c;
   }
-  std::vector<std::size_t> stamp(bins, n);  // the last cell a whose search visited the bin
-  std::size_t tested = 0;
-  const auto raise = [&](std::size_t a, std::size_t b) {  // b rests on a: a's layer + 1 at least
-    ++tested;
-    if (rests_on(a, b)) layer[b] = std::max(layer[b], layer[a] + 1);
-  };
-  for (std::size_t k = 0; k < n; ++k) {
-    const std::size_t a = order[k];
-    const auto& u = frames[a].normal;
-    const double norm2 = static_cast<double>(u[0]) * u[0] + static_cast<double>(u[1]) * u[1] +
-                         static_cast<double>(u[2]) * u[2];
-    // the line's reach: |d| of any candidate is at most the extent of the centres (half a period across a
-    // periodic axis), and across2 exceeds the true squared distance to the line by at most
-    // (|u|^2 - 1) along^2 <= (|u|^2 - 1) |u|^2 |d|^2
-    double reach2 = 0.0;
-    for (int i = 0; i < 3; ++i) {
-      const double e = periodic[i] ? 0.5 * period[i] + s : hi[i] - lo[i] + s;
-      reach2 += e * e;
-    }
-    const double slack = std::max(0.0, norm2 - 1.0) * norm2 * reach2;
-    // plus the rounding of across2 (a few ulps of |d|^2)
-    const double across = std::sqrt(width * width + slack + 1e-14 * reach2) * (1.0 + 1e-6);
-    if (all_pairs[a] || !(norm2 > 0.25 && norm2 < 4.0) || !(across <= 1.5 * s / 2.2)) {
-      for (std::size_t j = k + 1; j < n; ++j) raise(a, order[j]);
-      continue;
-    }
-    const double len = std::sqrt(norm2);
-    const double dir[3] = {u[0] / len, u[1] / len, u[2] / len};
-    const double p0[3] = {cx[a], cy[a], cz[a]};
-    // the stretch of the line whose points lie within `across` of the region candidates occupy
-    double t_lo = -INFINITY, t_hi = INFINITY;
-    for (int i = 0; i < 3; ++i) {
-      const double r_lo = periodic[i] ? -0.5 * period[i] - s : lo[i] - p0[i];
-      const double r_hi = periodic[i] ? 0.5 * period[i] + s : hi[i] - p0[i];
-      if (std::fabs(dir[i]) < 1e-12) continue;
-      double t0 = (r_lo - across) / dir[i], t1 = (r_hi + across) / dir[i];
-      if (t0 > t1) std::swap(t0, t1);
-      t_lo = std::max(t_lo, t0);
-      t_hi = std::min(t_hi, t1);
-    }
-    if (!(t_lo <= t_hi)) continue;  // the line misses every centre's region: nothing rests on a
-    const double step = 0.5 * s;
-    const auto samples = static_cast<long>(std::ceil((t_hi - t_lo) / step)) + 1;
-    for (long m = 0; m < samples; ++m) {
-      const double t = std::min(t_lo + static_cast<double>(m) * step, t_hi);
-      const long ci[3] = {axis[0].index(p0[0] + t * dir[0]), axis[1].index(p0[1] + t * dir[1]),
-                          axis[2].index(p0[2] + t * dir[2])};
-      for (long dk = -1; dk <= 1; ++dk)
-        for (long dj = -1; dj <= 1; ++dj)
-          for (long di = -1; di <= 1; ++di) {
-            long idx[3] = {ci[0] + di, ci[1] + dj, ci[2] + dk};
-            bool inside = true;
-            for (int i = 0; i < 3; ++i) {
-              if (axis[i].periodic) {
-                idx[i] = ((idx[i] % axis[i].count) + axis[i].count) % axis[i].count;
-              } else if (idx[i] < 0 || idx[i] >= axis[i].count) {
-                inside = false;
+  // Two passes: the pairs (b rests on a) are found in parallel, each thread over a contiguous stretch of the
+  // height order (the expensive geometric tests); then one pass in height order raises the layers. A pair
+  // (a, b) has pos[a] < pos[b], so every pair that raises a comes before a's own pairs: a's layer is final
+  // when it is used, as in the single serial pass this replaces.
+  int threads = 1;
+#ifdef _OPENMP
+  threads = std::max(1, omp_get_max_threads());
+#endif
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> found(static_cast<std::size_t>(threads));
+  std::vector<std::size_t> tested_by(static_cast<std::size_t>(threads), 0);
+#pragma omp parallel num_threads(threads) if (n >= 4096)
+  {
+    std::size_t thread = 0;
+#ifdef _OPENMP
+    thread = static_cast<std::size_t>(omp_get_thread_num());
+#endif
+    auto& pairs = found[thread];
+    std::size_t tested = 0;
+    std::vector<std::size_t> visited;  // the bins of one a's search, each searched once
+    const auto raise = [&](std::size_t k, std::size_t a, std::size_t b) {  // b rests on a?
+      ++tested;
+      if (rests_on(a, b)) pairs.emplace_back(k, b);
+    };
+#pragma omp for schedule(static)
+    for (std::size_t k = 0; k < n; ++k) {
+      const std::size_t a = order[k];
+      const auto& u = frames[a].normal;
+      const double norm2 = static_cast<double>(u[0]) * u[0] + static_cast<double>(u[1]) * u[1] +
+                           static_cast<double>(u[2]) * u[2];
+      // the line's reach: |d| of any candidate is at most the extent of the centres (half a period across a
+      // periodic axis), and across2 exceeds the true squared distance to the line by at most
+      // (|u|^2 - 1) along^2 <= (|u|^2 - 1) |u|^2 |d|^2
+      double reach2 = 0.0;
+      for (int i = 0; i < 3; ++i) {
+        const double e = periodic[i] ? 0.5 * period[i] + s : hi[i] - lo[i] + s;
+        reach2 += e * e;
+      }
+      const double slack = std::max(0.0, norm2 - 1.0) * norm2 * reach2;
+      // plus the rounding of across2 (a few ulps of |d|^2)
+      const double across = std::sqrt(width * width + slack + 1e-14 * reach2) * (1.0 + 1e-6);
+      if (all_pairs[a] || !(norm2 > 0.25 && norm2 < 4.0) || !(across <= 1.5 * s / 2.2)) {
+        for (std::size_t j = k + 1; j < n; ++j) raise(k, a, order[j]);
+        continue;
+      }
+      const double len = std::sqrt(norm2);
+      const double dir[3] = {u[0] / len, u[1] / len, u[2] / len};
+      const double p0[3] = {cx[a], cy[a], cz[a]};
+      // the stretch of the line whose points lie within `across` of the region candidates occupy
+      double t_lo = -INFINITY, t_hi = INFINITY;
+      for (int i = 0; i < 3; ++i) {
+        const double r_lo = periodic[i] ? -0.5 * period[i] - s : lo[i] - p0[i];
+        const double r_hi = periodic[i] ? 0.5 * period[i] + s : hi[i] - p0[i];
+        if (std::fabs(dir[i]) < 1e-12) continue;
+        double t0 = (r_lo - across) / dir[i], t1 = (r_hi + across) / dir[i];
+        if (t0 > t1) std::swap(t0, t1);
+        t_lo = std::max(t_lo, t0);
+        t_hi = std::min(t_hi, t1);
+      }
+      if (!(t_lo <= t_hi)) continue;  // the line misses every centre's region: nothing rests on a
+      visited.clear();
+      const double step = 0.5 * s;
+      const auto samples = static_cast<long>(std::ceil((t_hi - t_lo) / step)) + 1;
+      for (long m = 0; m < samples; ++m) {
+        const double t = std::min(t_lo + static_cast<double>(m) * step, t_hi);
+        const long ci[3] = {axis[0].index(p0[0] + t * dir[0]), axis[1].index(p0[1] + t * dir[1]),
+                            axis[2].index(p0[2] + t * dir[2])};
+        for (long dk = -1; dk <= 1; ++dk)
+          for (long dj = -1; dj <= 1; ++dj)
+            for (long di = -1; di <= 1; ++di) {
+              long idx[3] = {ci[0] + di, ci[1] + dj, ci[2] + dk};
+              bool inside = true;
+              for (int i = 0; i < 3; ++i) {
+                if (axis[i].periodic) {
+                  idx[i] = ((idx[i] % axis[i].count) + axis[i].count) % axis[i].count;
+                } else if (idx[i] < 0 || idx[i] >= axis[i].count) {
+                  inside = false;
+                }
               }
+              if (!inside) continue;
+              visited.push_back(flat(idx[0], idx[1], idx[2]));
             }
-            if (!inside) continue;
-            const std::size_t bin = flat(idx[0], idx[1], idx[2]);
-            if (stamp[bin] == a) continue;
-            stamp[bin] = a;
-            for (std::size_t q = start[bin]; q < start[bin + 1]; ++q) raise(a, members[q]);
-          }
+      }
+      std::sort(visited.begin(), visited.end());
+      visited.erase(std::unique(visited.begin(), visited.end()), visited.end());
+      for (const std::size_t bin : visited)
+        for (std::size_t q = start[bin]; q < start[bin + 1]; ++q) raise(k, a, members[q]);
     }
+    tested_by[thread] = tested;
+  }
+  std::size_t tested = 0;
+  for (std::size_t t = 0; t < found.size(); ++t) {  // threads in order: k ascending
+    tested += tested_by[t];
+    for (const auto& [k, b] : found[t]) layer[b] = std::max(layer[b], layer[order[k]] + 1);
   }
   if (pairs_tested) *pairs_tested = tested;
   return layer;
@@ -270,10 +302,17 @@ Summary summarize(World& w, int ovol1, int ovol2, const TriangleIndex* membrane)
           ? w.flag_bit(kSuprabasalFlag)
           : 0u;
   const TriangleIndex::View index = membrane ? membrane->host_view() : TriangleIndex::View{};
-  std::vector<double> widths, heights;
   std::vector<float> cx(s.cells), cy(s.cells), cz(s.cells);
   std::vector<CellFrame> frames(s.cells);
-  for (std::size_t c = 0; c < s.cells; ++c) {
+  // per cell (in parallel: a tissue of 10^6 cells), then gathered in cell order
+  std::vector<double> width_of(s.cells, -1.0), height_of(s.cells, -1.0);
+  std::size_t adherent = 0, non_adherent = 0, high_ovol1 = 0, suprabasal_cells = 0;
+  double max_height = s.max_height;
+  const auto cells = static_cast<std::int64_t>(s.cells);
+#pragma omp parallel for schedule(static) reduction(+ : adherent, non_adherent, high_ovol1, suprabasal_cells) \
+    reduction(max : max_height) if (cells >= 4096)
+  for (std::int64_t ci = 0; ci < cells; ++ci) {
+    const auto c = static_cast<std::size_t>(ci);
     cx[c] = w.cx.host(c);
     cy[c] = w.cy.host(c);
     cz[c] = w.cz.host(c);
@@ -286,10 +325,10 @@ Summary summarize(World& w, int ovol1, int ovol2, const TriangleIndex* membrane)
     }
     const auto first = static_cast<std::size_t>(w.first.host(c));
     const auto count = static_cast<std::size_t>(w.count.host(c));
-    bool adherent = false;
+    bool is_adherent = false;
     double lo = 1e30, hi = -1e30, radius = 0.0;
     for (std::size_t e = first; e < first + count; ++e) {
-      adherent = adherent || (type && type->host(e) == kAdhesiveType);
+      is_adherent = is_adherent || (type && type->host(e) == kAdhesiveType);
       const double d[3] = {w.box.min_image_x(w.x.host(e) - cx[c]), w.box.min_image_y(w.y.host(e) - cy[c]),
                            static_cast<double>(w.z.host(e) - cz[c])};
       const double along = d[0] * f.normal[0] + d[1] * f.normal[1] + d[2] * f.normal[2];
@@ -299,18 +338,29 @@ Summary summarize(World& w, int ovol1, int ovol2, const TriangleIndex* membrane)
           std::max(radius, std::sqrt(std::max(0.0, d[0] * d[0] + d[1] * d[1] + d[2] * d[2] - along * along)));
     }
     if (count > 0) {
-      heights.push_back(hi - lo);
-      widths.push_back(2.0 * radius);
-      s.max_height = std::max(s.max_height, static_cast<double>(f.height) + hi);
+      height_of[c] = hi - lo;
+      width_of[c] = 2.0 * radius;
+      max_height = std::max(max_height, static_cast<double>(f.height) + hi);
     }
-    if (adherent) {
-      ++s.adherent;
+    if (is_adherent) {
+      ++adherent;
     } else {
-      ++s.non_adherent;
-      if (network && species->host(c, ovol1) > species->host(c, ovol2)) ++s.suprabasal_high_ovol1;
+      ++non_adherent;
+      if (network && species->host(c, ovol1) > species->host(c, ovol2)) ++high_ovol1;
     }
-    if (w.flags.host(c) & suprabasal) ++s.suprabasal;
+    if (w.flags.host(c) & suprabasal) ++suprabasal_cells;
   }
+  s.adherent = adherent;
+  s.non_adherent = non_adherent;
+  s.suprabasal_high_ovol1 = high_ovol1;
+  s.suprabasal = suprabasal_cells;
+  s.max_height = max_height;
+  std::vector<double> widths, heights;
+  for (std::size_t c = 0; c < s.cells; ++c)
+    if (w.count.host(c) > 0) {
+      heights.push_back(height_of[c]);
+      widths.push_back(width_of[c]);
+    }
   s.cell_width = median(widths);
   s.cell_height = median(heights);
   for (int l : stacking_layers(cx, cy, cz, frames, w.box, s.cell_width, s.cell_height)) {

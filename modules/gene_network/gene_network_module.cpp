@@ -163,15 +163,14 @@ void install_gene_network(Composition& comp) {
   w.add_output({TissueOutput::Kind::flag, kSuprabasalFlag, "", w.flag_bit(kSuprabasalFlag)});
   w.add_output({TissueOutput::Kind::cell_components, "", kSpeciesColumn});
   // a species finite but beyond gene_network.max_abs, or growing without bound (after the NaN check)
-  comp.add_check([names, guard = std::make_shared<MagnitudeGuard>("gene_network", "gene_network", limits)](
-                     World& world) {
+  comp.add_check([names, guard = std::make_shared<MagnitudeGuard>("gene_network", "gene_network", limits),
+                  scratch = std::make_shared<DeviceBuffer<float>>()](World& world) {
     auto& column = species_column(world);
     const std::size_t rows = world.cells.size();
     if (rows == 0) return;
-    std::vector<double> max_abs(names.size());
-    for (std::size_t s = 0; s < names.size(); ++s)
-      max_abs[s] = species_max_abs(Span<const float>(column.component(static_cast<int>(s)).subspan(0, rows)),
-                                   1, rows)[0];
+    // every species in one reduction (component s at s * capacity)
+    const std::vector<double> max_abs = exec::column_max_abs(Span<const float>(column.span()), rows,
+                                                             column.capacity(), names.size(), *scratch);
     guard->observe(world.step, names, max_abs, [&](std::size_t s) {
       world.cells.download();  // only on failure: where the largest |value| lies
       std::size_t at = 0;
