@@ -86,7 +86,13 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
   const int open_xy = 16;
   setup_axis(g, 0, box.periodic_x, box.lx, min_bin, open_xy);
   setup_axis(g, 1, box.periodic_y, box.ly, min_bin, open_xy);
-  setup_axis(g, 2, false, 0.0f, min_bin, static_cast<int>(std::ceil(std::max(z_extent, 0.0f) / min_bin)));
+  // z bins: z_extent's worth, but at most 4 per point over the x-y bins (a thin sheet over a wide box
+  // would otherwise hold many more bins than points, and every build scans them all); z wraps above that
+  // height (BinKeys), which adds candidates to test, never loses a pair
+  double z_bins = std::ceil(std::max(z_extent, 0.0f) / min_bin);
+  const double xy_bins = static_cast<double>(g.n[0]) * static_cast<double>(g.n[1]);
+  z_bins = std::min(z_bins, std::ceil(4.0 * static_cast<double>(std::max<std::size_t>(n, 1)) / xy_bins));
+  setup_axis(g, 2, false, 0.0f, min_bin, static_cast<int>(std::min(z_bins, 1e9)));
   const std::size_t bins = g.bin_count();
   if (bins > (std::size_t{1} << 31)) throw std::invalid_argument("cell list would need more than 2^31 bins");
   grid_ = g;

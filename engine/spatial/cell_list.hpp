@@ -70,18 +70,22 @@ class CellList {
     /// every bin within reach + moved of the query (1 bin per side while reach + moved <= the bin width).
     /// Hot kernels that know which case they are in call for_each_built_candidate() or
     /// for_each_moved_candidate() directly (one search compiled instead of two: fewer registers).
+    /// With `lanes` > 1, lane `lane` in [0, lanes) visits every lanes-th candidate of each bin run (the
+    /// candidates of all lanes together are those of lanes = 1): exec::group_for splits a search this way.
     template <class F>
-    TISSUE_HD void for_each_candidate(float px, float py, float pz, F&& f) const {
+    TISSUE_HD void for_each_candidate(float px, float py, float pz, F&& f, int lane = 0,
+                                      int lanes = 1) const {
       if (moved.empty())
-        for_each_built_candidate(px, py, pz, f);
+        for_each_built_candidate(px, py, pz, f, lane, lanes);
       else
-        for_each_moved_candidate(px, py, pz, f);
+        for_each_moved_candidate(px, py, pz, f, lane, lanes);
     }
 
     /// for_each_candidate() on a list whose points are where they were binned (view(), not moved_view()).
     /// The three x-neighbouring bins of a row are one contiguous range unless the row wraps.
     template <class F>
-    TISSUE_HD void for_each_built_candidate(float px, float py, float pz, F&& f) const {
+    TISSUE_HD void for_each_built_candidate(float px, float py, float pz, F&& f, int lane = 0,
+                                            int lanes = 1) const {
       const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
       const bool run = grid.offset_lo[0] == -1 && cx >= 1 && cx + 1 < grid.n[0];
       for (int dz = grid.offset_lo[2]; dz <= grid.offset_hi[2]; ++dz) {
@@ -90,14 +94,14 @@ class CellList {
           const std::uint32_t row = grid.bin(0, grid.wrap(cy + dy, 1), iz);
           if (run) {
             const int end = bin_start[row + static_cast<std::uint32_t>(cx + 2)];
-            for (int s = bin_start[row + static_cast<std::uint32_t>(cx - 1)]; s < end; ++s)
+            for (int s = bin_start[row + static_cast<std::uint32_t>(cx - 1)] + lane; s < end; s += lanes)
               f(s, points[static_cast<std::size_t>(s)]);
             continue;
           }
           for (int dx = grid.offset_lo[0]; dx <= grid.offset_hi[0]; ++dx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(cx + dx, 0));
             const int end = bin_start[b + 1];
-            for (int s = bin_start[b]; s < end; ++s) f(s, points[static_cast<std::size_t>(s)]);
+            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, points[static_cast<std::size_t>(s)]);
           }
         }
       }
@@ -109,7 +113,8 @@ class CellList {
     /// (each bin once). A non-finite `moved` (NaN positions, which the run's checks report after the step)
     /// searches one bin per side.
     template <class F>
-    TISSUE_HD void for_each_moved_candidate(float px, float py, float pz, F&& f) const {
+    TISSUE_HD void for_each_moved_candidate(float px, float py, float pz, F&& f, int lane = 0,
+                                            int lanes = 1) const {
       const float d = moved[0];
       const float span = reach + (d >= 0.0f && d <= 3.0e38f ? d : 0.0f);
       const int c[3] = {grid.coord(px, 0), grid.coord(py, 1), grid.coord(pz, 2)};
@@ -130,14 +135,14 @@ class CellList {
           const std::uint32_t row = grid.bin(0, whole[1] ? jy : grid.wrap(jy, 1), iz);
           if (run) {
             const int end = bin_start[row + static_cast<std::uint32_t>(hi[0] + 1)];
-            for (int s = bin_start[row + static_cast<std::uint32_t>(lo[0])]; s < end; ++s)
+            for (int s = bin_start[row + static_cast<std::uint32_t>(lo[0])] + lane; s < end; s += lanes)
               f(s, points[static_cast<std::size_t>(s)]);
             continue;
           }
           for (int jx = lo[0]; jx <= hi[0]; ++jx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(jx, 0));
             const int end = bin_start[b + 1];
-            for (int s = bin_start[b]; s < end; ++s) f(s, points[static_cast<std::size_t>(s)]);
+            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, points[static_cast<std::size_t>(s)]);
           }
         }
       }
@@ -149,7 +154,9 @@ class CellList {
   /// @param tag      per-point tag copied into the sorted points (n long), or empty: tag = index
   /// @param box      domain (periodic x/y tile the grid exactly)
   /// @param min_bin  smallest bin width = the largest interaction distance queried [length] (> 0)
-  /// @param z_extent expected height of the point cloud [length]; sets the z bin count (>= 3).
+  /// @param z_extent expected height of the point cloud [length]; sets the z bin count (>= 3), capped at 4 n
+  ///                 over the x-y bin count (points above the bins' height wrap into them: more candidates,
+  ///                 the same pairs).
   /// @throws std::invalid_argument if min_bin <= 0 or a periodic length is below 2 min_bin.
   void build(Span<const float> x, Span<const float> y, Span<const float> z, Span<const std::int32_t> tag,
              std::size_t n, const Box& box, float min_bin, float z_extent);

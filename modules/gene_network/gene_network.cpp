@@ -1,5 +1,6 @@
 #include "modules/gene_network/gene_network.hpp"
 
+#include "engine/exec/group_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 #include <stdexcept>
@@ -144,13 +145,14 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
                      w.flag_bit(kSuprabasalFlag),
                      params_.tgf_beta_field.empty()
                          ? Span<const float>()
-                         : Span<const float>(w.cells.column<float>(params_.tgf_beta_field).span())};
-  exec::parallel_for(n, stage);  // mid = S + dt/2 f(S)
+                         : Span<const float>(w.cells.column<float>(params_.tgf_beta_field).span()),
+                     exec::lanes_for(n)};
+  exec::group_for(stage.lanes, n, stage);  // mid = S + dt/2 f(S)
   stage.eval = mid_.span();
   stage.out = species;
   stage.h = dt;
   stage.flags = w.flags.span();
-  exec::parallel_for(n, stage);  // S <- S + dt f(mid)
+  exec::group_for(stage.lanes, n, stage);  // S <- S + dt f(mid)
 }
 
 }  // namespace tissue::grn

@@ -135,12 +135,26 @@ struct MembraneHeight {
   }
 };
 
+/// Sums over a cell's neighbours split over exec::group_for's lanes: K sums and the neighbour count.
+template <int K>
+struct NeighbourSum {
+  float s[K] = {};
+  std::int32_t count = 0;
+  TISSUE_HD friend NeighbourSum operator+(const NeighbourSum& a, const NeighbourSum& b) {
+    NeighbourSum r;
+    for (int k = 0; k < K; ++k) r.s[k] = a.s[k] + b.s[k];
+    r.count = a.count + b.count;
+    return r;
+  }
+};
+
 /// One explicit stage for cell c: out = max(0, base + h f(eval, <eval>)), neighbours = other cells
 /// whose centres lie within the neighbour distance (minimum image). `out` may alias `base`, never
 /// `eval`. When `flags` is not empty the cell's suprabasal bit is set from the result (O1 > O2). When
 /// `tgf_beta` is not empty, G is the cell's own value tgf_beta[c] (a sampled signal field,
 /// modules/coupling) instead of the constant rates.tgf_beta.
 struct NetworkStage {
+  using Value = NeighbourSum<3>;  ///< Notch, Delta, Bound of the neighbours, and their count
   Span<const float> eval, base;
   Span<float> out;
   std::size_t stride;
@@ -153,30 +167,37 @@ struct NetworkStage {
   Span<std::uint32_t> flags;
   std::uint32_t suprabasal_bit;
   Span<const float> tgf_beta;
+  int lanes = 1;  ///< exec::group_for's G: each lane sums its share of the neighbour search
 
-  TISSUE_HD void operator()(std::size_t c) const {
+  TISSUE_HD Value partial(std::size_t c, int lane) const {
     const float px = cx[c], py = cy[c], pz = cz[c];
-    float sum_n = 0.f, sum_d = 0.f, sum_b = 0.f;
-    int neighbours = 0;
-    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
-      if (q.tag == static_cast<std::int32_t>(c)) return;
-      const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
-      if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
-      const auto j = static_cast<std::size_t>(q.tag);
-      sum_n += eval[kNotch * stride + j];
-      sum_d += eval[kDelta * stride + j];
-      sum_b += eval[kBound * stride + j];
-      ++neighbours;
-    });
-    const float inv = neighbours > 0 ? 1.0f / static_cast<float>(neighbours) : 0.0f;
+    Value sum;
+    bins.for_each_candidate(
+        px, py, pz,
+        [&](int, const PointTag& q) {
+          if (q.tag == static_cast<std::int32_t>(c)) return;
+          const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
+          if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
+          const auto j = static_cast<std::size_t>(q.tag);
+          sum.s[0] += eval[kNotch * stride + j];
+          sum.s[1] += eval[kDelta * stride + j];
+          sum.s[2] += eval[kBound * stride + j];
+          ++sum.count;
+        },
+        lane, lanes);
+    return sum;
+  }
+
+  TISSUE_HD void finish(std::size_t c, const Value& sum) const {
+    const float inv = sum.count > 0 ? 1.0f / static_cast<float>(sum.count) : 0.0f;
     float s[kSpeciesCount], ds[kSpeciesCount];
     for (int k = 0; k < kSpeciesCount; ++k) s[k] = eval[static_cast<std::size_t>(k) * stride + c];
     if (tgf_beta.empty()) {
-      gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, rates, ds);
+      gene_network_rhs(s, sum.s[0] * inv, sum.s[1] * inv, sum.s[2] * inv, rates, ds);
     } else {
       Rates<float> local = rates;
       local.tgf_beta = tgf_beta[c];
-      gene_network_rhs(s, sum_n * inv, sum_d * inv, sum_b * inv, local, ds);
+      gene_network_rhs(s, sum.s[0] * inv, sum.s[1] * inv, sum.s[2] * inv, local, ds);
     }
     float result[kSpeciesCount];
     for (int k = 0; k < kSpeciesCount; ++k) {

@@ -1,6 +1,7 @@
 #include "modules/gene_network/user_network.hpp"
 
 #include "engine/exec/backend.hpp"
+#include "engine/exec/group_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "modules/gene_network/gene_network.hpp"
 
@@ -15,6 +16,7 @@ namespace {
 /// means[j * stride + c] = mean of species[j] over the neighbours of cell c (0 without), summed in the
 /// order and precision of the built-in NetworkStage so that the two networks see the same means.
 struct NeighbourMeans {
+  using Value = NeighbourSum<kMaxMeanSpecies>;
   Span<const float> eval;
   Span<float> means;
   std::size_t stride;
@@ -24,22 +26,28 @@ struct NeighbourMeans {
   Box box;
   std::int32_t species[kMaxMeanSpecies];
   std::int32_t count;
+  int lanes = 1;  ///< exec::group_for's G, the built-in stage's (exec::lanes_for of the cell count)
 
-  TISSUE_HD void operator()(std::size_t c) const {
+  TISSUE_HD Value partial(std::size_t c, int lane) const {
     const float px = cx[c], py = cy[c], pz = cz[c];
-    float sum[kMaxMeanSpecies];
-    for (int j = 0; j < count; ++j) sum[j] = 0.0f;
-    int neighbours = 0;
-    bins.for_each_candidate(px, py, pz, [&](int, const PointTag& q) {
-      if (q.tag == static_cast<std::int32_t>(c)) return;
-      const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
-      if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
-      const auto other = static_cast<std::size_t>(q.tag);
-      for (int j = 0; j < count; ++j) sum[j] += eval[static_cast<std::size_t>(species[j]) * stride + other];
-      ++neighbours;
-    });
-    const float inv = neighbours > 0 ? 1.0f / static_cast<float>(neighbours) : 0.0f;
-    for (int j = 0; j < count; ++j) means[static_cast<std::size_t>(j) * stride + c] = sum[j] * inv;
+    Value sum;
+    bins.for_each_candidate(
+        px, py, pz,
+        [&](int, const PointTag& q) {
+          if (q.tag == static_cast<std::int32_t>(c)) return;
+          const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
+          if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
+          const auto other = static_cast<std::size_t>(q.tag);
+          for (int j = 0; j < count; ++j)
+            sum.s[j] += eval[static_cast<std::size_t>(species[j]) * stride + other];
+          ++sum.count;
+        },
+        lane, lanes);
+    return sum;
+  }
+  TISSUE_HD void finish(std::size_t c, const Value& sum) const {
+    const float inv = sum.count > 0 ? 1.0f / static_cast<float>(sum.count) : 0.0f;
+    for (int j = 0; j < count; ++j) means[static_cast<std::size_t>(j) * stride + c] = sum.s[j] * inv;
   }
 };
 
@@ -112,7 +120,8 @@ void UserNetworkSystem::stage(World& w, Span<const float> eval, Span<const float
         eval, means_.span(), stride, w.cx.span(), w.cy.span(), w.cz.span(), bins_.view(), d * d, w.box, {},
         0};
     for (int species : spec_.mean_species) means.species[means.count++] = species;
-    exec::parallel_for(n, means);
+    means.lanes = exec::lanes_for(n);
+    exec::group_for(means.lanes, n, means);
   }
   std::vector<const float*>& fields = field_columns_;  // reused: no allocation per stage
   fields.clear();
@@ -175,7 +184,8 @@ void UserNetworkSystem::run_events(World& w, const StepContext& ctx) {
         species, means_.span(), stride, w.cx.span(), w.cy.span(), w.cz.span(), bins_.view(), d * d, w.box, {},
         0};
     for (int s : spec_.mean_species) means.species[means.count++] = s;
-    exec::parallel_for(n, means);
+    means.lanes = exec::lanes_for(n);
+    exec::group_for(means.lanes, n, means);
   }
   std::vector<const float*>& fields = field_columns_;
   fields.clear();

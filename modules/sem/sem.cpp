@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "engine/exec/algorithms.hpp"
+#include "engine/exec/group_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 namespace tissue::sem {
@@ -48,7 +49,9 @@ void SemParams::set_cell_types(std::vector<std::string> names) {
 }
 
 double SemParams::effective_bin_size() const {
-  return bin_size > 0.0 ? bin_size : std::max(effective_inter_cutoff(), 0.25);
+  // the cutoff and a skin of 0.2 cutoffs: the midpoint stage searches the first stage's bins, one bin per
+  // side while nothing moved more than the skin in the half step (CellList::View::for_each_moved_candidate)
+  return bin_size > 0.0 ? bin_size : 1.2 * effective_inter_cutoff();
 }
 
 double SemParams::effective_substrate_reach() const {
@@ -218,16 +221,19 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
 template <bool kTyped>
 void SemSystem::rk2_stages(World& w, float dt) {
   const std::size_t n = w.elements.size();
+  const int lanes = params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
   // stage 1: X_mid = X + dt/2 F(X), recording how far each element moved
-  exec::parallel_for(n, ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span(), false),
-                                             w.x.span(), w.y.span(), w.z.span(), xm_.span(), ym_.span(),
-                                             zm_.span(), 0.5f * dt, moved_.span().subspan(0, n)});
+  exec::group_for(lanes, n,
+                  ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span(), false), w.x.span(),
+                                       w.y.span(), w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt,
+                                       moved_.span().subspan(0, n), lanes, params_.by_bins});
   exec::max_into(std::as_const(moved_).span().subspan(0, n), moved_max_.span(), reduce_temp_);
   // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry), on stage 1's bins
   // with the midpoint positions (no second sort; the search widens if anything moved past the bins' slack)
-  exec::parallel_for(
-      n, ElementStage<kTyped, true>{make_force(w, xm_.span(), ym_.span(), zm_.span(), true), w.x.span(),
-                                    w.y.span(), w.z.span(), w.x.span(), w.y.span(), w.z.span(), dt});
+  exec::group_for(lanes, n,
+                  ElementStage<kTyped, true>{make_force(w, xm_.span(), ym_.span(), zm_.span(), true),
+                                             w.x.span(), w.y.span(), w.z.span(), w.x.span(), w.y.span(),
+                                             w.z.span(), dt, Span<float>(), lanes, params_.by_bins});
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {

@@ -55,7 +55,7 @@ struct SemParams {
   double friction = 1.0;          ///< eta [force time / length]; the seed's equations have eta = 1
   double intra_cutoff = 0.0;      ///< [length]; 0 = every element of the same cell interacts (the seed)
   double inter_cutoff = 0.0;      ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
-  double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = max(inter_cutoff, 0.25)
+  double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = 1.2 x the intercellular cutoff
   double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
   double temperature = 0.0;       ///< kT of Newman's Brownian term [energy]; 0 = none (the seed)
@@ -63,6 +63,14 @@ struct SemParams {
   std::shared_ptr<const mesh::TriangleMesh> substrate;
   /// Distance from the substrate mesh beyond which V_adh is neglected [length]; 0 = 8 max(xi1, xi2) of V_adh.
   double substrate_reach = 0.0;
+  /// Lanes per element of the force stages (exec::group_for: the own cell's and the neighbour search's
+  /// terms split over that many threads, summed in a fixed butterfly): 1, 2, 4 or 8; 0: by the element
+  /// count (exec::lanes_for). Not a scenario key: the C++ API's, for benchmarks. Forces are summed in an
+  /// order that depends on the lanes, so results differ at float rounding between lane counts.
+  int lanes = 0;
+  /// Threads take the elements in the cell list's order (neighbouring threads, neighbouring elements) instead
+  /// of the table's; the same forces. Not a scenario key.
+  bool by_bins = false;
   /// Cell types (the tissue's `[[cell_types]]`), in declaration order; empty: no types (the seed).
   std::vector<std::string> cell_types;
   /// With cell types: V_intra of each type, #cell_types (defaults to `intra`).

@@ -161,8 +161,10 @@ struct ElementForce {
   /// The force on element i; kTyped must equal p.cell_types > 0, kMoved that `bins` is a moved_view()
   /// (CellList::refresh). The cases are compiled apart so that the seed's kernel (no types) carries none of
   /// the pair table's registers and loads, and each kernel one neighbour search.
+  /// With lanes > 1, lane `lane` in [0, lanes) sums every lanes-th term of the own cell and of each bin
+  /// run of the neighbour search, and lane 0 adds the membrane's (exec::group_for sums the lanes).
   template <bool kTyped, bool kMoved = false>
-  TISSUE_HD math::Vec3<float> evaluate(std::size_t i) const {
+  TISSUE_HD math::Vec3<float> evaluate(std::size_t i, int lane = 0, int lanes = 1) const {
     const float px = x[i], py = y[i], pz = z[i];
     const std::int32_t c = cell[i];
     math::Vec3<float> f;
@@ -171,7 +173,7 @@ struct ElementForce {
     // intracellular: Morse over every other element of the same cell
     const std::int32_t begin = first[static_cast<std::size_t>(c)];
     const std::int32_t end = begin + count[static_cast<std::size_t>(c)];
-    for (std::int32_t k = begin; k < end; ++k) {
+    for (std::int32_t k = begin + lane; k < end; k += lanes) {
       const auto kk = static_cast<std::size_t>(k);
       if (kk == i) continue;
       const float dx = box.min_image_x(px - x[kk]);
@@ -208,11 +210,11 @@ struct ElementForce {
       f.z += s * dz;
     };
     if constexpr (kMoved)
-      bins.for_each_moved_candidate(px, py, pz, add_pair);
+      bins.for_each_moved_candidate(px, py, pz, add_pair, lane, lanes);
     else
-      bins.for_each_built_candidate(px, py, pz, add_pair);
+      bins.for_each_built_candidate(px, py, pz, add_pair, lane, lanes);
     // basement membrane: Morse in the distance to the plane z = 0 (acting along z), or to a mesh
-    if (p.adhesion_on && type[i] == p.adhesive_type) {
+    if (lane == 0 && p.adhesion_on && type[i] == p.adhesive_type) {
       if (p.substrate_on)
         f += substrate_adhesion(px, py, pz, p.substrate, p.adhesion);
       else
@@ -228,22 +230,43 @@ struct ElementForce {
   }
 };
 
+/// A force summed over exec::group_for's lanes [force].
+struct ForceSum {
+  float x = 0.0f, y = 0.0f, z = 0.0f;
+  TISSUE_HD friend ForceSum operator+(const ForceSum& a, const ForceSum& b) {
+    return {a.x + b.x, a.y + b.y, a.z + b.z};
+  }
+};
+
 /// One explicit stage: out = base + h * mobility * F(eval), wrapped into the box and above the floor.
 /// With (eval = X, base = X, h = dt/2) then (eval = X_mid, base = X, h = dt) it is the seed's
 /// 2nd-order Runge-Kutta (midpoint) step. `out` may alias `base` (each index reads and writes only
 /// its own entry of both), never `eval`. With `moved` non-empty it also records how far each element
 /// moved, h mobility |F| [length] (infinity for a non-finite force), for the cell list's refresh.
-/// kMoved: force.bins is a moved_view() (the midpoint stage).
+/// kMoved: force.bins is a moved_view() (the midpoint stage). Launched by exec::group_for<G> with
+/// lanes = G: each lane sums its share of the element's force (ElementForce::evaluate), finish() moves it.
 template <bool kTyped, bool kMoved = false>
 struct ElementStage {
+  using Value = ForceSum;
   ElementForce force;
   Span<const float> bx, by, bz;  ///< base positions
   Span<float> ox, oy, oz;        ///< output positions
   float h;                       ///< stage length [time]
   Span<float> moved = {};        ///< #elements, or empty: distance moved [length]
+  int lanes = 1;                 ///< the group_for launch's G
+  /// Item t is the element in slot t of the cell list (force.bins.index[t]) instead of element t: threads
+  /// side by side then search the same bins. Each element's force is the same either way.
+  bool by_bins = false;
 
-  TISSUE_HD void operator()(std::size_t i) const {
-    const math::Vec3<float> f = force.template evaluate<kTyped, kMoved>(i);
+  TISSUE_HD std::size_t element(std::size_t t) const {
+    return by_bins ? static_cast<std::size_t>(force.bins.index[t]) : t;
+  }
+  TISSUE_HD ForceSum partial(std::size_t t, int lane) const {
+    const math::Vec3<float> f = force.template evaluate<kTyped, kMoved>(element(t), lane, lanes);
+    return {f.x, f.y, f.z};
+  }
+  TISSUE_HD void finish(std::size_t t, const ForceSum& f) const {
+    const std::size_t i = element(t);
     const float k = h * force.p.mobility;
     const Box& box = force.box;
     ox[i] = box.wrap_x(bx[i] + k * f.x);

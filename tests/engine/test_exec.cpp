@@ -12,11 +12,44 @@
 #include "engine/exec/bin_sort.hpp"
 #include "engine/exec/block_for.hpp"
 #include "engine/exec/cooperative_for.hpp"
+#include "engine/exec/group_for.hpp"
 #include "engine/exec/parallel_for.hpp"
 
 using namespace tissue;
 
 namespace {
+/// Sum of a float and a count over group_for's lanes.
+struct SumCount {
+  float sum = 0.0f;
+  std::int32_t count = 0;
+  TISSUE_HD friend SumCount operator+(const SumCount& a, const SumCount& b) {
+    return {a.sum + b.sum, a.count + b.count};
+  }
+};
+
+/// Item i sums terms[i * width + k] for k < width, lane l taking every lanes-th term from l; the total goes
+/// to out[i], the number of terms to count[i].
+struct RowSums {
+  using Value = SumCount;
+  Span<const float> terms;
+  std::size_t width;
+  Span<float> out;
+  Span<std::int32_t> count;
+  int lanes;
+  TISSUE_HD Value partial(std::size_t i, int lane) const {
+    Value v;
+    for (std::size_t k = static_cast<std::size_t>(lane); k < width; k += static_cast<std::size_t>(lanes)) {
+      v.sum += terms[i * width + k];
+      ++v.count;
+    }
+    return v;
+  }
+  TISSUE_HD void finish(std::size_t i, const Value& v) const {
+    out[i] = v.sum;
+    count[i] = v.count;
+  }
+};
+
 struct Square {
   Span<const float> in;
   Span<float> out;
@@ -441,4 +474,74 @@ TEST_CASE("DeviceBuffer moves ownership and copies between host and device", "[e
   CHECK(c.to_host() == std::vector<int>{8, 9, 10, 11});
   c.zero();
   CHECK(c.to_host() == std::vector<int>{0, 0, 0, 0});
+}
+
+TEST_CASE("group_for sums each item's lanes in the butterfly's order, the same on both backends", "[exec]") {
+  // terms of very different sizes, so that the order of the additions shows in the rounded sums
+  const std::size_t n = 1000, width = 37;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> mantissa(1.0f, 2.0f);
+  std::uniform_int_distribution<int> exponent(-20, 20);
+  std::vector<float> terms(n * width);
+  for (auto& t : terms) t = std::ldexp(mantissa(rng), exponent(rng));
+  DeviceBuffer<float> d_terms(terms.size());
+  d_terms.assign(terms);
+  DeviceBuffer<float> out(n);
+  DeviceBuffer<std::int32_t> count(n);
+  for (const int lanes : {1, 2, 4, 8}) {
+    exec::group_for(lanes, n, RowSums{std::as_const(d_terms).span(), width, out.span(), count.span(), lanes});
+    const std::vector<float> got = out.to_host();
+    const std::vector<std::int32_t> counts = count.to_host();
+    for (std::size_t i = 0; i < n; ++i) {
+      // the reference: each lane's sum in its order, then the butterfly (lane l adds lane l ^ h)
+      std::vector<float> lane_sum(static_cast<std::size_t>(lanes), 0.0f);
+      for (int l = 0; l < lanes; ++l)
+        for (std::size_t k = static_cast<std::size_t>(l); k < width; k += static_cast<std::size_t>(lanes))
+          lane_sum[static_cast<std::size_t>(l)] += terms[i * width + k];
+      for (int h = lanes / 2; h > 0; h /= 2) {
+        std::vector<float> next(lane_sum.size());
+        for (int l = 0; l < lanes; ++l)
+          next[static_cast<std::size_t>(l)] =
+              lane_sum[static_cast<std::size_t>(l)] + lane_sum[static_cast<std::size_t>(l ^ h)];
+        lane_sum = next;
+      }
+      REQUIRE(got[i] == lane_sum[0]);  // bit for bit
+      REQUIRE(counts[i] == static_cast<std::int32_t>(width));
+    }
+  }
+  CHECK(exec::lanes_for(1000) == 8);
+  CHECK(exec::lanes_for(std::size_t{1} << 17) == 1);
+  CHECK_THROWS_AS(
+      exec::group_for(3, n, RowSums{std::as_const(d_terms).span(), width, out.span(), count.span(), 3}),
+      std::invalid_argument);
+}
+
+TEST_CASE("column_max_abs gives each strided block's largest |value| in one reduction, NaN as infinity",
+          "[exec]") {
+  const std::size_t rows = 3001, stride = 4096, columns = 5;
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 10.0f);
+  std::vector<float> host(stride * columns, 1e30f);  // beyond each block's rows: never read
+  for (std::size_t c = 0; c < columns; ++c)
+    for (std::size_t r = 0; r < rows; ++r) host[c * stride + r] = normal(rng) * static_cast<float>(c + 1);
+  host[2 * stride + 17] = std::numeric_limits<float>::quiet_NaN();
+  host[3 * stride + rows - 1] = -5e6f;
+  DeviceBuffer<float> x(host.size());
+  x.assign(host);
+  DeviceBuffer<float> scratch;
+  const std::vector<double> got =
+      exec::column_max_abs(std::as_const(x).span(), rows, stride, columns, scratch);
+  REQUIRE(got.size() == columns);
+  for (std::size_t c = 0; c < columns; ++c) {
+    if (c == 2) {
+      CHECK(std::isinf(got[c]));
+      continue;
+    }
+    float expected = 0.0f;
+    for (std::size_t r = 0; r < rows; ++r) expected = std::max(expected, std::fabs(host[c * stride + r]));
+    CHECK(got[c] == static_cast<double>(expected));
+  }
+  CHECK(got[3] == 5e6);
+  CHECK_THROWS_AS(exec::column_max_abs(std::as_const(x).span(), rows, stride, columns + 1, scratch),
+                  std::invalid_argument);
 }
