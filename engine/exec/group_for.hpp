@@ -9,7 +9,8 @@
 ///
 /// On CUDA the lanes are G consecutive threads of a warp summed by __shfl_xor_sync (cuda/launch.cuh); on the
 /// CPU backend the lanes run one after another and are summed in the same butterfly, so both backends add
-/// in the same order. The functor provides
+/// in the same order for the same G (lanes_for() gives the CPU G = 1, where lanes only cost). The functor
+/// provides
 ///   using Value = ...;  // trivially copyable, a whole number of 4-byte words, with Value + Value
 ///   TISSUE_HD Value partial(std::size_t i, int lane) const;
 ///   TISSUE_HD void finish(std::size_t i, const Value& total) const;
@@ -83,16 +84,21 @@ void group_for(int lanes, std::size_t n, const F& f) {
   }
 }
 
-/// Lanes per item for sums over a few dozen irregular terms per item (neighbour searches) on n items:
-/// 8 below 2^15 items, 4 below 2^16, 2 below 2^17, 1 from there. A small problem fills the GPU only with
-/// several threads per item; a large one does with one, which has the least overhead (H100, SEM forces:
-/// 8 lanes best at 11 500 elements, 1 and 2 equal at 98 000, 1 best at 10^6; BENCHMARKS.md). A function of n alone,
-/// so that both backends (and every device) sum in the same order.
-inline int lanes_for(std::size_t n) {
+/// Lanes per item for sums over a few dozen irregular terms per item (neighbour searches) on n items, on
+/// the active backend. CUDA: 8 below 2^15 items, 4 below 2^16, 2 below 2^17, 1 from there (gpu_lanes_for).
+/// A small problem fills the GPU only with several threads per item; a large one does with one, which has
+/// the least overhead (H100, SEM forces: 8 lanes best at 11 500 elements, 1 and 2 equal at 98 000, 1 best
+/// at 10^6; BENCHMARKS.md). A function of n alone, so every GPU sums in the same order. CPU backend: 1
+/// (the lanes run one after another there: 8 lanes made the epidermis' force stages 1.6 times slower), so
+/// the backends add in different orders, which differ in float rounding.
+inline int gpu_lanes_for(std::size_t n) {
   if (n < (std::size_t{1} << 15)) return 8;
   if (n < (std::size_t{1} << 16)) return 4;
   if (n < (std::size_t{1} << 17)) return 2;
   return 1;
+}
+inline int lanes_for(std::size_t n) {
+  return backend() == Backend::cuda ? gpu_lanes_for(n) : 1;
 }
 
 }  // namespace tissue::exec

@@ -509,8 +509,9 @@ TEST_CASE("group_for sums each item's lanes in the butterfly's order, the same o
       REQUIRE(counts[i] == static_cast<std::int32_t>(width));
     }
   }
-  CHECK(exec::lanes_for(1000) == 8);
-  CHECK(exec::lanes_for(std::size_t{1} << 17) == 1);
+  CHECK(exec::gpu_lanes_for(1000) == 8);
+  CHECK(exec::gpu_lanes_for(std::size_t{1} << 17) == 1);
+  CHECK(exec::lanes_for(1000) == (exec::backend() == exec::Backend::cuda ? 8 : 1));
   CHECK_THROWS_AS(
       exec::group_for(3, n, RowSums{std::as_const(d_terms).span(), width, out.span(), count.span(), 3}),
       std::invalid_argument);
