@@ -2,6 +2,8 @@
 // Helpers shared by the tests: small worlds, and independent double-precision reference evaluations
 // (no engine kernels), used to check the engine's kernels.
 
+#include <omp.h>
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -9,6 +11,18 @@
 #include "engine/core/world.hpp"
 
 namespace tissue::test {
+
+/// Sets the host's OpenMP thread count for a scope (tests that results do not depend on it).
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  ~ThreadCount() { omp_set_num_threads(saved_); }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int saved_;
+};
 
 /// Minimum image of d for period L (no-op when L <= 0).
 inline double min_image(double d, double period) {

@@ -16,6 +16,7 @@
 
 #include "engine/core/scalar_type.hpp"
 #include "engine/exec/device_buffer.hpp"
+#include "engine/exec/host_for.hpp"
 
 namespace tissue {
 
@@ -126,9 +127,11 @@ class Column final : public ColumnBase {
   }
   void gather_host(const std::vector<std::int32_t>& order) override {
     std::vector<T> out(host_.size(), T{});
-    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
-      for (std::size_t r = 0; r < order.size(); ++r)
-        out[c * capacity_ + r] = host_[c * capacity_ + static_cast<std::size_t>(order[r])];
+    for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c) {
+      T* to = out.data() + c * capacity_;
+      const T* from = host_.data() + c * capacity_;
+      exec::host_for(order.size(), [&](std::size_t r) { to[r] = from[static_cast<std::size_t>(order[r])]; });
+    }
     host_ = std::move(out);
   }
   void clear_host_rows(std::size_t from, std::size_t to) override {

@@ -1,5 +1,6 @@
 #include "engine/core/world.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -7,6 +8,7 @@
 
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
+#include "engine/exec/host_for.hpp"
 
 namespace tissue {
 
@@ -34,18 +36,30 @@ std::uint32_t World::flag_bit(const std::string& name) {
 }
 
 std::int32_t World::add_cell_host() {
-  const auto c = static_cast<std::int32_t>(cells.append_host(1));
-  cell_id.host(static_cast<std::size_t>(c)) = next_cell_id++;
-  return c;
+  return static_cast<std::int32_t>(add_cells_host(1));
+}
+
+std::size_t World::add_cells_host(std::size_t n) {
+  const std::size_t c0 = cells.append_host(n);
+  for (std::size_t k = 0; k < n; ++k) cell_id.host(c0 + k) = next_cell_id++;
+  return c0;
 }
 
 std::int32_t World::add_element_host(std::int32_t c, float px, float py, float pz) {
-  const auto e = elements.append_host(1);
+  const std::size_t e = add_elements_host(1);
+  set_element_host(e, c, px, py, pz);
+  return static_cast<std::int32_t>(e);
+}
+
+std::size_t World::add_elements_host(std::size_t n) {
+  return elements.append_host(n);
+}
+
+void World::set_element_host(std::size_t e, std::int32_t c, float px, float py, float pz) {
   x.host(e) = box.wrap_x(px);
   y.host(e) = box.wrap_y(py);
   z.host(e) = box.clamp_z(pz);
   cell.host(e) = c;
-  return static_cast<std::int32_t>(e);
 }
 
 void World::download() {
@@ -55,6 +69,7 @@ void World::download() {
 }
 
 void World::commit() {
+  ++revision;
   compact_host();
   cells.upload();
   elements.upload();
@@ -73,37 +88,48 @@ void World::compact_host() {
   }
   const std::size_t alive = cell_order.size();
 
-  // 2. elements: counting sort by new owning cell (stable), dropping those of dead cells
+  // 2. elements: counting sort by new owning cell (stable), dropping those of dead cells. In parallel: each
+  //    element takes a slot of its cell's range by an atomic cursor, then each range is sorted by old index,
+  //    which gives the stable order whatever the threads did.
   const std::size_t n_elements = elements.size();
+  std::vector<std::int32_t> owner(n_elements);
   std::vector<std::int32_t> counts(alive, 0);
-  // an element whose owner is -1 was removed by a hook
-  const auto new_owner = [&](std::size_t e) {
-    const std::int32_t owner = cell.host(e);
-    return owner < 0 ? -1 : new_index[static_cast<std::size_t>(owner)];
-  };
-  for (std::size_t e = 0; e < n_elements; ++e) {
-    const std::int32_t c = new_owner(e);
-    if (c >= 0) ++counts[static_cast<std::size_t>(c)];
-  }
+  exec::host_for(n_elements, [&](std::size_t e) {
+    const std::int32_t old = cell.host(e);  // -1: removed from its cell by a hook
+    const std::int32_t c = old < 0 ? -1 : new_index[static_cast<std::size_t>(old)];
+    owner[e] = c;
+    if (c >= 0) {
+#pragma omp atomic update
+      ++counts[static_cast<std::size_t>(c)];
+    }
+  });
   std::vector<std::int32_t> offsets(alive, 0);
   std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
   const std::size_t kept = alive == 0 ? 0 : static_cast<std::size_t>(offsets.back() + counts.back());
   std::vector<std::int32_t> element_order(kept);
   std::vector<std::int32_t> cursor = offsets;
-  for (std::size_t e = 0; e < n_elements; ++e) {
-    const std::int32_t c = new_owner(e);
-    if (c >= 0)
-      element_order[static_cast<std::size_t>(cursor[static_cast<std::size_t>(c)]++)] =
-          static_cast<std::int32_t>(e);
-  }
+  exec::host_for(n_elements, [&](std::size_t e) {
+    const std::int32_t c = owner[e];
+    if (c < 0) return;
+    std::int32_t slot = 0;
+#pragma omp atomic capture
+    slot = cursor[static_cast<std::size_t>(c)]++;
+    element_order[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(e);
+  });
+  exec::host_for(alive, [&](std::size_t c) {
+    const auto begin = element_order.begin() + offsets[c];
+    const auto end = begin + counts[c];
+    if (!std::is_sorted(begin, end)) std::sort(begin, end);
+  });
 
   cells.gather_host(cell_order);
   elements.gather_host(element_order);
-  for (std::size_t e = 0; e < kept; ++e) cell.host(e) = new_index[static_cast<std::size_t>(cell.host(e))];
-  for (std::size_t c = 0; c < alive; ++c) {
+  exec::host_for(kept,
+                 [&](std::size_t e) { cell.host(e) = new_index[static_cast<std::size_t>(cell.host(e))]; });
+  exec::host_for(alive, [&](std::size_t c) {
     first.host(c) = offsets[c];
     count.host(c) = counts[c];
-  }
+  });
 }
 
 std::string World::check_consistency() const {

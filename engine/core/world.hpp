@@ -94,22 +94,36 @@ class World {
   std::int64_t step = 0;          ///< completed time steps
   double time = 0.0;              ///< simulated time [time units]
   std::int64_t next_cell_id = 0;  ///< next stable id to hand out
-  std::uint64_t seed = 1;         ///< random seed of the run
+  /// Bumped by every commit(): a system that keeps something derived from the tables between steps (a
+  /// neighbour list tagged with owning cells) rebuilds it when this changed, since a hook may have moved,
+  /// added or reassigned elements without changing any table's size.
+  std::uint64_t revision = 0;
+  std::uint64_t seed = 1;  ///< random seed of the run
 
   // ---- host-side structure edits (inside hooks, on host mirrors; finish with commit()) ----
 
   /// Appends a cell on the host mirror with a fresh stable id; returns its dense index.
   std::int32_t add_cell_host();
+  /// Appends `n` cells on the host mirror (other columns zero) with consecutive fresh stable ids, the
+  /// same as `n` calls of add_cell_host(); returns the dense index of the first. For hooks that give
+  /// daughters their rows by prefix sum and fill them in parallel.
+  std::size_t add_cells_host(std::size_t n);
   /// Appends one element of cell `c` at (x, y, z) on the host mirror (wrapped into the box; other columns
   /// of the new row are zero); returns its dense index. The cell's first/count and the element order are
   /// fixed up by compact_host()/commit().
   std::int32_t add_element_host(std::int32_t c, float x, float y, float z);
+  /// Appends `n` zero element rows on the host mirror; returns the dense index of the first. Each row
+  /// is then given its cell and position with set_element_host() (rows may be filled in parallel).
+  std::size_t add_elements_host(std::size_t n);
+  /// Element row e (host mirror) belongs to cell `c` at (x, y, z), wrapped into the box as add_element_host.
+  void set_element_host(std::size_t e, std::int32_t c, float x, float y, float z);
 
   /// Host mirrors <- device: both tables and every field.
   void download();
   /// Host mirrors only: drops cells flagged dead and their elements, and elements whose owning cell a hook
   /// set to -1 (an element removed from its cell), sorts elements by owning cell
-  /// (stable), recomputes first/count. A hook may call it to get contiguous ranges back mid-way.
+  /// (stable), recomputes first/count. A hook may call it to get contiguous ranges back mid-way. Runs on
+  /// the host's threads; the result does not depend on their number.
   void compact_host();
   /// compact_host(), then uploads both tables. The schedule calls it after every round of hooks.
   void commit();

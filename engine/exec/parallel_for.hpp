@@ -16,6 +16,7 @@
 
 #include "engine/exec/backend.hpp"
 #include "engine/exec/config.hpp"
+#include "engine/exec/host_for.hpp"
 
 #if defined(TISSUE_BACKEND_CUDA) && defined(__CUDACC__)
 #include "cuda/launch.cuh"
@@ -27,19 +28,6 @@ namespace detail {
 template <class>
 inline constexpr bool always_false = false;
 }  // namespace detail
-
-/// Loops shorter than this run on the calling thread: an OpenMP fork/join costs microseconds, more
-/// than such loops take, and idle-spinning teams of several small runs sharing cores slow each other
-/// down by orders of magnitude.
-inline constexpr std::size_t kMinParallelIterations = 2048;
-
-/// Runs f(i) for i in [0, n) on the host with OpenMP, whatever the active backend.
-template <class F>
-void host_for(std::size_t n, const F& f) {
-  const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) if (n >= kMinParallelIterations)
-  for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
-}
 
 /// Runs f(i) for i in [0, n) on the active backend. Asynchronous on the CUDA backend (ordered with
 /// every other launch and copy of the engine); use exec::synchronize() before timing on the host.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "engine/exec/host_for.hpp"
 #include "engine/io/atomic_file.hpp"
 
 namespace tissue::io {
@@ -20,20 +21,12 @@ namespace {
 
 using Kind = TissueOutput::Kind;
 
-/// f(i) for i in [0, n) on the host's threads: the snapshot's copies of 10^7 entries per array.
-template <class F>
-void copy_for(std::size_t n, const F& f) {
-  const auto count = static_cast<std::int64_t>(n);
-#pragma omp parallel for schedule(static) if (count >= 65536)
-  for (std::int64_t i = 0; i < count; ++i) f(static_cast<std::size_t>(i));
-}
-
 /// Per-point arrays of each point's owning cell (owner[i] = dense cell index): the stable id, then the
 /// per-cell outputs the modules declared (components interleaved per point).
 std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner) {
   const std::size_t n = owner.size();
   std::vector<std::int64_t> cell_id(n);
-  copy_for(n, [&](std::size_t i) { cell_id[i] = w.cell_id.host(owner[i]); });
+  exec::host_for(n, [&](std::size_t i) { cell_id[i] = w.cell_id.host(owner[i]); });
   std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id)};
   // by kind (states, then per-component columns such as species, then whole columns such as sampled
   // fields, then integer columns such as the cell type), and in declaration order within a kind
@@ -42,19 +35,19 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
       if (out.kind != kind) continue;
       if (kind == Kind::flag) {
         std::vector<std::uint8_t> state(n);
-        copy_for(n, [&](std::size_t i) { state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0; });
+        exec::host_for(n, [&](std::size_t i) { state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0; });
         arrays.push_back(VtkArray::of(out.name, state));
       } else if (kind == Kind::cell_int_column) {
         auto& column = w.cells.column<std::int32_t>(out.column);
         std::vector<std::int32_t> v(n);
-        copy_for(n, [&](std::size_t i) { v[i] = column.host(owner[i]); });
+        exec::host_for(n, [&](std::size_t i) { v[i] = column.host(owner[i]); });
         arrays.push_back(VtkArray::of(out.name, v));
       } else if (kind == Kind::cell_components) {
         auto& column = w.cells.column<float>(out.column);
         const auto& names = column.component_names();
         for (int s = 0; s < column.components(); ++s) {
           std::vector<float> v(n);
-          copy_for(n, [&](std::size_t i) { v[i] = column.host(owner[i], s); });
+          exec::host_for(n, [&](std::size_t i) { v[i] = column.host(owner[i], s); });
           arrays.push_back(VtkArray::of(s < static_cast<int>(names.size())
                                             ? names[static_cast<std::size_t>(s)]
                                             : out.column + "_" + std::to_string(s),
@@ -64,7 +57,7 @@ std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& own
         auto& column = w.cells.column<float>(out.column);
         const int nc = column.components();
         std::vector<float> v(n * static_cast<std::size_t>(nc));
-        copy_for(n, [&](std::size_t i) {
+        exec::host_for(n, [&](std::size_t i) {
           for (int c = 0; c < nc; ++c)
             v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
         });
@@ -114,15 +107,19 @@ std::array<double, 2> sphere_radii(World& w) {
   const std::size_t n_cells = w.cells.size(), n_el = w.elements.size();
   std::vector<double> sum(4 * n_cells, 0.0);  // per cell: x, y, z, x^2 + y^2 + z^2
   std::vector<std::size_t> count(n_cells, 0);
-  for (std::size_t e = 0; e < n_el; ++e) {
-    const auto c = static_cast<std::size_t>(w.cell.host(e));
-    const double x = w.x.host(e), y = w.y.host(e), z = w.z.host(e);
-    sum[4 * c] += x;
-    sum[4 * c + 1] += y;
-    sum[4 * c + 2] += z;
-    sum[4 * c + 3] += x * x + y * y + z * z;
-    ++count[c];
-  }
+  // a cell's elements are its contiguous range (the world between hooks), summed in element order
+  exec::host_for(n_cells, [&](std::size_t c) {
+    const auto from = static_cast<std::size_t>(w.first.host(c));
+    const auto to = std::min(n_el, from + static_cast<std::size_t>(w.count.host(c)));
+    for (std::size_t e = from; e < to; ++e) {
+      const double x = w.x.host(e), y = w.y.host(e), z = w.z.host(e);
+      sum[4 * c] += x;
+      sum[4 * c + 1] += y;
+      sum[4 * c + 2] += z;
+      sum[4 * c + 3] += x * x + y * y + z * z;
+    }
+    count[c] = to > from ? to - from : 0;
+  });
   std::vector<double> element, cell;
   for (std::size_t c = 0; c < n_cells; ++c) {
     if (count[c] < 2) continue;
@@ -156,7 +153,7 @@ void TissueWriter::write(World& w) {
   if (elements_) {
     std::vector<float> points(3 * n_el);
     std::vector<std::size_t> owner(n_el);
-    copy_for(n_el, [&](std::size_t e) {
+    exec::host_for(n_el, [&](std::size_t e) {
       points[3 * e] = w.x.host(e);
       points[3 * e + 1] = w.y.host(e);
       points[3 * e + 2] = w.z.host(e);
@@ -167,7 +164,7 @@ void TissueWriter::write(World& w) {
       if (out.kind != Kind::element_column) continue;
       auto& column = w.elements.column<std::int32_t>(out.column);
       std::vector<std::int32_t> v(n_el);
-      copy_for(n_el, [&](std::size_t e) { v[e] = column.host(e); });
+      exec::host_for(n_el, [&](std::size_t e) { v[e] = column.host(e); });
       arrays.push_back(VtkArray::of(out.name, v));
     }
     const std::string file = std::string("elements_") + tag + ".vtu";
@@ -180,21 +177,24 @@ void TissueWriter::write(World& w) {
     std::vector<float> points(3 * n_cells);
     std::vector<std::size_t> owner(n_cells);
     std::vector<std::int32_t> count(n_cells);
-    for (std::size_t c = 0; c < n_cells; ++c) {
+    exec::host_for(n_cells, [&](std::size_t c) {
       points[3 * c] = w.cx.host(c);
       points[3 * c + 1] = w.cy.host(c);
       points[3 * c + 2] = w.cz.host(c);
       owner[c] = c;
       count[c] = w.count.host(c);
-    }
+    });
     auto arrays = owner_arrays(w, owner);
     arrays.push_back(VtkArray::of("element_count", count));
     for (const auto& out : w.outputs()) {
       if (out.kind != Kind::element_count) continue;
       auto& column = w.elements.column<std::int32_t>(out.column);
       std::vector<std::int32_t> matching(n_cells, 0);
-      for (std::size_t e = 0; e < n_el; ++e)
-        if (column.host(e) == out.value) ++matching[static_cast<std::size_t>(w.cell.host(e))];
+      exec::host_for(n_cells, [&](std::size_t c) {
+        const auto from = static_cast<std::size_t>(w.first.host(c));
+        const auto to = std::min(n_el, from + static_cast<std::size_t>(w.count.host(c)));
+        for (std::size_t e = from; e < to; ++e) matching[c] += column.host(e) == out.value ? 1 : 0;
+      });
       arrays.push_back(VtkArray::of(out.name, matching));
     }
     const std::string file = std::string("cells_") + tag + ".vtu";

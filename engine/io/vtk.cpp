@@ -5,7 +5,9 @@
 #include <iomanip>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
+#include "engine/exec/host_for.hpp"
 #include "engine/io/atomic_file.hpp"
 
 namespace tissue::io {
@@ -19,9 +21,31 @@ std::size_t type_size(const std::string& t) {
   throw std::invalid_argument("unknown VTK type " + t);
 }
 
+/// RFC 4648 base64 of `size` bytes at `p` into `text` (4 characters per 3 bytes, the last group padded).
+void encode_base64(const unsigned char* p, std::size_t size, char* text) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::size_t whole = size / 3 * 3;
+  for (std::size_t i = 0; i < whole; i += 3, text += 4) {
+    const std::uint32_t triple = (std::uint32_t{p[i]} << 16) | (std::uint32_t{p[i + 1]} << 8) | p[i + 2];
+    text[0] = kAlphabet[(triple >> 18) & 63];
+    text[1] = kAlphabet[(triple >> 12) & 63];
+    text[2] = kAlphabet[(triple >> 6) & 63];
+    text[3] = kAlphabet[triple & 63];
+  }
+  if (whole < size) {
+    const std::uint32_t b1 = whole + 1 < size ? p[whole + 1] : 0u;
+    const std::uint32_t triple = (std::uint32_t{p[whole]} << 16) | (b1 << 8);
+    text[0] = kAlphabet[(triple >> 18) & 63];
+    text[1] = kAlphabet[(triple >> 12) & 63];
+    text[2] = whole + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
+    text[3] = '=';
+  }
+}
+
 /// RFC 4648 base64, streamed into a file: bytes are encoded 3 at a time as they come, the up to 2 left over
 /// wait for the next write(), finish() pads the last group. The output equals the base64 of all the bytes
-/// written at once, without holding them (or their encoding) in memory.
+/// written at once, without holding them in memory: large writes are encoded a block of kBlock bytes at a
+/// time, the block's pieces on the host's threads (a snapshot's arrays are 10^8 bytes and more).
 class Base64Stream {
  public:
   explicit Base64Stream(AtomicWriter& out) : out_(out) {}
@@ -37,7 +61,7 @@ class Base64Stream {
       carried_ = 0;
     }
     const std::size_t whole = size / 3 * 3;
-    for (std::size_t i = 0; i < whole; i += kChunk) encode(p + i, std::min(kChunk, whole - i));
+    for (std::size_t i = 0; i < whole; i += kBlock) encode(p + i, std::min(kBlock, whole - i));
     for (std::size_t i = whole; i < size; ++i) carry_[carried_++] = p[i];
   }
 
@@ -47,18 +71,23 @@ class Base64Stream {
   }
 
  private:
-  static constexpr std::size_t kChunk = 3 * 16384;  ///< input bytes encoded per write to the file
+  static constexpr std::size_t kPiece = 3 * 65536;    ///< input bytes a thread encodes at once
+  static constexpr std::size_t kBlock = 64 * kPiece;  ///< input bytes encoded per write to the file
 
+  /// Encodes `size` bytes (a multiple of 3 unless they are the stream's last) and writes the text.
   void encode(const unsigned char* p, std::size_t size) {
-    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    text_.clear();
-    for (std::size_t i = 0; i < size; i += 3) {
-      const std::uint32_t b0 = p[i], b1 = i + 1 < size ? p[i + 1] : 0u, b2 = i + 2 < size ? p[i + 2] : 0u;
-      const std::uint32_t triple = (b0 << 16) | (b1 << 8) | b2;
-      text_ += kAlphabet[(triple >> 18) & 63];
-      text_ += kAlphabet[(triple >> 12) & 63];
-      text_ += i + 1 < size ? kAlphabet[(triple >> 6) & 63] : '=';
-      text_ += i + 2 < size ? kAlphabet[triple & 63] : '=';
+    text_.resize((size + 2) / 3 * 4);
+    const std::size_t pieces = (size + kPiece - 1) / kPiece;
+    const auto piece = [&](std::size_t k) {
+      const std::size_t from = k * kPiece;
+      encode_base64(p + from, std::min(kPiece, size - from), text_.data() + from / 3 * 4);
+    };
+    if (pieces > 1) {
+      const auto count = static_cast<std::int64_t>(pieces);
+#pragma omp parallel for schedule(static)
+      for (std::int64_t k = 0; k < count; ++k) piece(static_cast<std::size_t>(k));
+    } else {
+      piece(0);
     }
     out_.write(text_);
   }
@@ -101,12 +130,12 @@ template <class Value>
 void int64_array(AtomicWriter& out, const std::string& name, std::uint64_t count, const char* indent,
                  Value&& value) {
   data_array(out, "Int64", name, 1, count * sizeof(std::int64_t), indent, [&](Base64Stream& b64) {
-    constexpr std::uint64_t kBlock = 8192;
-    std::int64_t block[kBlock];
+    constexpr std::uint64_t kBlock = std::uint64_t{1} << 20;
+    std::vector<std::int64_t> block(static_cast<std::size_t>(std::min(kBlock, count)));
     for (std::uint64_t start = 0; start < count; start += kBlock) {
       const std::uint64_t n = std::min(kBlock, count - start);
-      for (std::uint64_t k = 0; k < n; ++k) block[k] = value(start + k);
-      b64.write(block, n * sizeof(std::int64_t));
+      exec::host_for(static_cast<std::size_t>(n), [&](std::size_t k) { block[k] = value(start + k); });
+      b64.write(block.data(), static_cast<std::size_t>(n) * sizeof(std::int64_t));
     }
   });
 }
@@ -167,7 +196,7 @@ void write_vtu(const std::filesystem::path& path, const std::vector<float>& poin
   int64_array(out, "offsets", cells, indent,
               [&](std::uint64_t c) { return static_cast<std::int64_t>((c + 1) * k); });
   data_array(out, "UInt8", "types", 1, cells, indent, [&](Base64Stream& b64) {
-    const std::vector<std::uint8_t> block(std::min<std::uint64_t>(cells, 3 * 8192), type);
+    const std::vector<std::uint8_t> block(std::min<std::uint64_t>(cells, 3 << 20), type);
     for (std::uint64_t start = 0; start < cells; start += block.size())
       b64.write(block.data(), static_cast<std::size_t>(std::min<std::uint64_t>(block.size(), cells - start)));
   });

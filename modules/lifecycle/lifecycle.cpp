@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "engine/core/cell_centres.hpp"
+#include "engine/exec/host_for.hpp"
 #include "engine/schedule/module_registry.hpp"
 #include "engine/util/random.hpp"
 
@@ -84,14 +85,30 @@ Vec principal_axis(const std::array<Vec, 3>& m) {
 
 }  // namespace
 
-std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane,
-                         DivisionOptions options) {
+namespace {
+
+/// The columns a division reads and writes, found once per hook (the interface between modules is the
+/// World's named columns; looking them up for each of 10^6 divisions would cost more than the divisions).
+struct DivisionColumns {
+  explicit DivisionColumns(World& w)
+      : type(element_types(w)),
+        species(species_of(w)),
+        events(dynamic_cast<Column<float>*>(w.cells.find("gene_network_events"))),
+        cell_type(dynamic_cast<Column<std::int32_t>*>(w.cells.find("cell_type"))) {}
+  Column<std::int32_t>& type;
+  Column<float>* species;
+  Column<float>* events;            ///< a gene network's per-cell event state (its triggers' previous values)
+  Column<std::int32_t>* cell_type;  ///< present when the scenario declares [[cell_types]]
+};
+
+void split(World& w, const DivisionColumns& cols, std::int32_t c, std::int32_t daughter,
+           const TriangleIndex::View* membrane, DivisionOptions options) {
   const auto cu = static_cast<std::size_t>(c);
   const auto first = static_cast<std::size_t>(w.first.host(cu));
   const auto n = static_cast<std::size_t>(w.count.host(cu));
   const auto centre = cell_centre(w.x.host_data().data(), w.y.host_data().data(), w.z.host_data().data(),
                                   static_cast<std::int32_t>(first), static_cast<std::int32_t>(n), w.box);
-  auto& type = element_types(w);
+  auto& type = cols.type;
   std::vector<Vec> d(n);
   bool adhesive = false;
   for (std::size_t k = 0; k < n; ++k) {
@@ -126,28 +143,39 @@ std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* me
     return proj(a) < proj(b);
   });
 
-  const std::int32_t daughter = w.add_cell_host();
   const auto du = static_cast<std::size_t>(daughter);
   for (std::size_t k = n / 2; k < n; ++k) {
     const std::size_t e = first + order[k];
     w.cell.host(e) = daughter;
     if (options.basal) type.host(e) = 0;  // the daughter that leaves is given no adhesive elements
   }
-  if (Column<float>* species = species_of(w))
+  if (Column<float>* species = cols.species)
     for (int s = 0; s < species->components(); ++s) {
       species->host(cu, s) *= 0.5f;
       species->host(du, s) = species->host(cu, s);
     }
-  // a gene network's per-cell event state (its triggers' previous values): both daughters keep the mother's
-  if (auto* events = dynamic_cast<Column<float>*>(w.cells.find("gene_network_events")))
+  // both daughters keep the mother's event state
+  if (Column<float>* events = cols.events)
     for (int e = 0; e < events->components(); ++e) events->host(du, e) = events->host(cu, e);
   w.flags.host(du) = w.flags.host(cu);
-  // a daughter is of its mother's cell type (the column exists when the scenario declares [[cell_types]])
-  if (auto* cell_type = dynamic_cast<Column<std::int32_t>*>(w.cells.find("cell_type")))
-    cell_type->host(du) = cell_type->host(cu);
+  // a daughter is of its mother's cell type
+  if (Column<std::int32_t>* cell_type = cols.cell_type) cell_type->host(du) = cell_type->host(cu);
   w.cx.host(du) = w.cx.host(cu);
   w.cy.host(du) = w.cy.host(cu);
   w.cz.host(du) = w.cz.host(cu);
+}
+
+}  // namespace
+
+void split_cell(World& w, std::int32_t c, std::int32_t d, const TriangleIndex::View* membrane,
+                DivisionOptions options) {
+  split(w, DivisionColumns(w), c, d, membrane, options);
+}
+
+std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane,
+                         DivisionOptions options) {
+  const std::int32_t daughter = w.add_cell_host();
+  split_cell(w, c, daughter, membrane, options);
   return daughter;
 }
 
@@ -158,49 +186,66 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   const std::uint32_t growing = w.flag_bit(kGrowingFlag);
   const std::vector<float>* gate = p.gate.empty() ? nullptr : &w.cells.column<float>(p.gate).host_data();
   const auto gate_threshold = static_cast<float>(p.gate_threshold);
-  const float* x = w.x.host_data().data();
-  const float* y = w.y.host_data().data();
-  const float* z = w.z.host_data().data();
-  std::vector<std::int32_t> new_count(n);
   // the stochastic cycle: a cell's growth event comes when its own clock is due (each interval its own)
   auto* interval = dynamic_cast<Column<float>*>(w.cells.find(kGrowthIntervalColumn));
   auto* next = dynamic_cast<Column<std::int64_t>*>(w.cells.find(kNextGrowthColumn));
-  for (std::size_t c = 0; c < n; ++c) {
-    new_count[c] = w.count.host(c);
-    w.flags.host(c) &= ~growing;
-    if (next) {
-      if (w.step < next->host(c)) continue;
-      next->host(c) += std::max<std::int64_t>(1, std::llround(static_cast<double>(interval->host(c))));
-    }
-    const bool grows =
-        (!has_delta || species->host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
-        (!gate || (*gate)[c] > gate_threshold);
-    if (!grows) continue;
-    const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
-    w.add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z);  // type 0
-    x = w.x.host_data().data();  // the append may have reallocated the mirrors
-    y = w.y.host_data().data();
-    z = w.z.host_data().data();
-    w.flags.host(c) |= growing;
-    ++new_count[c];
-  }
-  bool divides = false;
-  for (std::size_t c = 0; c < n; ++c) divides = divides || new_count[c] >= p.division_elements;
-  if (!divides) return;
-  w.compact_host();  // contiguous element ranges again, now including the new elements
-  for (std::size_t c = 0; c < n; ++c)
-    if (w.count.host(c) >= p.division_elements) {
-      std::int32_t daughter = 0;
-      if (p.membrane) {
-        const TriangleIndex::View membrane = p.membrane->host_view();
-        daughter = divide_cell(w, static_cast<std::int32_t>(c), &membrane);
-      } else {
-        daughter = divide_cell(w, static_cast<std::int32_t>(c));
+
+  // 1. growth, on the host's threads: which cells grow, and where (their centre); then one append of all the
+  //    new elements, cell by cell in order (the rows a cell-by-cell loop would have appended)
+  std::vector<std::int32_t> grows(n, 0);
+  std::vector<float> at(3 * n);
+  {
+    const float* x = w.x.host_data().data();
+    const float* y = w.y.host_data().data();
+    const float* z = w.z.host_data().data();
+    exec::host_for(n, [&](std::size_t c) {
+      w.flags.host(c) &= ~growing;
+      if (next) {
+        if (w.step < next->host(c)) return;
+        next->host(c) += std::max<std::int64_t>(1, std::llround(static_cast<double>(interval->host(c))));
       }
-      // both daughters start a new cycle (no-op for the seed's deterministic one)
-      start_cycle(w, c, p);
-      start_cycle(w, static_cast<std::size_t>(daughter), p);
-    }
+      const bool grows_now =
+          (!has_delta || species->host(c, p.delta_species) < static_cast<float>(p.delta_threshold)) &&
+          (!gate || (*gate)[c] > gate_threshold);
+      if (!grows_now) return;
+      const auto centre = cell_centre(x, y, z, w.first.host(c), w.count.host(c), w.box);
+      at[3 * c] = centre.x;
+      at[3 * c + 1] = centre.y;
+      at[3 * c + 2] = centre.z;
+      w.flags.host(c) |= growing;
+      grows[c] = 1;
+    });
+  }
+  std::vector<std::int32_t> slot(n, 0);
+  std::exclusive_scan(grows.begin(), grows.end(), slot.begin(), 0);
+  const std::size_t grown = n == 0 ? 0 : static_cast<std::size_t>(slot.back() + grows.back());
+  if (grown > 0) {
+    const std::size_t e0 = w.add_elements_host(grown);  // type 0
+    exec::host_for(n, [&](std::size_t c) {
+      if (grows[c] != 0)
+        w.set_element_host(e0 + static_cast<std::size_t>(slot[c]), static_cast<std::int32_t>(c), at[3 * c],
+                           at[3 * c + 1], at[3 * c + 2]);
+    });
+  }
+
+  // 2. divisions, on contiguous element ranges: the daughters' rows in the mothers' order (as one division
+  //    after another would append them), then every split in parallel (each writes only its own rows)
+  std::vector<std::int32_t> mothers;
+  for (std::size_t c = 0; c < n; ++c)
+    if (w.count.host(c) + grows[c] >= p.division_elements) mothers.push_back(static_cast<std::int32_t>(c));
+  if (mothers.empty()) return;
+  w.compact_host();  // contiguous element ranges again, now including the new elements
+  const std::size_t d0 = w.add_cells_host(mothers.size());
+  const DivisionColumns cols(w);
+  TriangleIndex::View membrane;
+  if (p.membrane) membrane = p.membrane->host_view();
+  exec::host_for(mothers.size(), [&](std::size_t k) {
+    const auto daughter = static_cast<std::int32_t>(d0 + k);
+    split(w, cols, mothers[k], daughter, p.membrane ? &membrane : nullptr, DivisionOptions{});
+    // both daughters start a new cycle (no-op for the seed's deterministic one)
+    start_cycle(w, static_cast<std::size_t>(mothers[k]), p);
+    start_cycle(w, static_cast<std::size_t>(daughter), p);
+  });
 }
 
 }  // namespace tissue::lifecycle

@@ -87,4 +87,10 @@ struct DivisionOptions {
 std::int32_t divide_cell(World& world, std::int32_t c, const TriangleIndex::View* membrane = nullptr,
                          DivisionOptions options = {});
 
+/// divide_cell() into an existing row: the daughter `d` was appended before (World::add_cells_host) and is
+/// not yet in use. Writes only the rows c and d and the elements of c, so that cells with distinct c and d
+/// may be split in parallel.
+void split_cell(World& world, std::int32_t c, std::int32_t d, const TriangleIndex::View* membrane = nullptr,
+                DivisionOptions options = {});
+
 }  // namespace tissue::lifecycle

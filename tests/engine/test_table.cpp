@@ -2,9 +2,12 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "engine/core/world.hpp"
+#include "tests/support.hpp"
 
 using namespace tissue;
 
@@ -129,4 +132,57 @@ TEST_CASE("a column's components can be named and looked up", "[table]") {
   s.set_component_names({"notch", "delta", "bound"});
   CHECK(s.component_index("delta") == 1);
   CHECK_THROWS_AS(s.set_component_names({"only one"}), std::invalid_argument);
+}
+
+TEST_CASE("compaction on many threads equals a serial stable counting sort, whatever the thread count",
+          "[table]") {
+  // 3000 cells, 60 000 elements appended in a shuffled order, some cells dead and some elements removed (-1):
+  // large enough that every parallel loop of compact_host() runs on several threads
+  const auto make = [] {
+    auto w = std::make_unique<World>(Box{});
+    auto& tag = w->elements.add_column<std::int32_t>("tag");
+    const std::size_t cells = 3000, elements = 60000;
+    for (std::size_t c = 0; c < cells; ++c) w->add_cell_host();
+    std::uint64_t state = 12345;
+    const auto next = [&state] {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return static_cast<std::size_t>(state >> 33);
+    };
+    for (std::size_t e = 0; e < elements; ++e) {
+      const auto c = static_cast<std::int32_t>(next() % cells);
+      const auto row = static_cast<std::size_t>(w->add_element_host(c, 0.5f, 0.5f, 0.5f));
+      tag.host(row) = static_cast<std::int32_t>(e);
+      if (next() % 50 == 0) w->cell.host(row) = -1;  // removed by a hook
+    }
+    for (std::size_t c = 0; c < cells; c += 7) w->flags.host(c) |= cell_flags::dead;
+    return w;
+  };
+  // the reference: living cells in order; their elements in order of appearance
+  auto ref = make();
+  std::vector<std::int32_t> new_index(ref->cells.size(), -1);
+  std::int32_t alive = 0;
+  for (std::size_t c = 0; c < ref->cells.size(); ++c)
+    if (!(ref->flags.host(c) & cell_flags::dead)) new_index[c] = alive++;
+  std::vector<std::vector<std::int32_t>> expected(static_cast<std::size_t>(alive));
+  for (std::size_t e = 0; e < ref->elements.size(); ++e) {
+    const std::int32_t c = ref->cell.host(e);
+    if (c >= 0 && new_index[static_cast<std::size_t>(c)] >= 0)
+      expected[static_cast<std::size_t>(new_index[static_cast<std::size_t>(c)])].push_back(
+          ref->elements.column<std::int32_t>("tag").host(e));
+  }
+  for (const int threads : {1, 4}) {
+    test::ThreadCount guard(threads);
+    auto w = make();
+    w->compact_host();
+    REQUIRE(w->check_consistency().empty());
+    REQUIRE(w->cells.size() == static_cast<std::size_t>(alive));
+    const auto& tag = w->elements.column<std::int32_t>("tag");
+    for (std::size_t c = 0; c < expected.size(); ++c) {
+      const auto first = static_cast<std::size_t>(w->first.host(c));
+      std::vector<std::int32_t> got;
+      for (std::size_t k = 0; k < static_cast<std::size_t>(w->count.host(c)); ++k)
+        got.push_back(tag.host(first + k));
+      REQUIRE(got == expected[c]);
+    }
+  }
 }

@@ -1,8 +1,11 @@
 // Growth and division (Christley et al. 2010, "Cell Growth and Division").
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <memory>
 #include <set>
+#include <vector>
 
+#include "engine/core/cell_centres.hpp"
 #include "modules/gene_network/gene_network_kernels.hpp"
 #include "modules/lifecycle/lifecycle.hpp"
 #include "modules/sem/sem_layout.hpp"
@@ -121,4 +124,77 @@ TEST_CASE("a cell without adhesive elements divides across its longest axis", "[
   CHECK(w.count.host(1) == 20);
   const bool split_in_y = hi[0] < lo[1] || hi[1] < lo[0];  // the halves do not overlap along y
   CHECK(split_in_y);
+}
+
+namespace {
+/// 3000 cells of 38 or 39 elements on a periodic sheet, every third one above the Delta threshold (no
+/// growth), adhesive or not: one growth event makes about half of them divide.
+std::unique_ptr<test::TissueWorld> crowd() {
+  auto w = std::make_unique<test::TissueWorld>(Box{60.0f, 60.0f, true, true, true}, grn::kSpeciesCount);
+  for (int k = 0; k < 3000; ++k) {
+    const float x = 0.6f + 1.1f * static_cast<float>(k % 50), y = 0.6f + 1.1f * static_cast<float>(k / 50);
+    sem::add_ball_cell(*w, x, y, 0.6f, 38 + k % 2, 0.5f, k % 4 == 0 ? 0 : 10);
+  }
+  w->commit();
+  for (std::size_t c = 0; c < w->cells.size(); ++c) {
+    for (int s = 0; s < grn::kSpeciesCount; ++s) w->species.host(c, s) = static_cast<float>(c % 17 + s);
+    w->species.host(c, grn::kDelta) = c % 3 == 0 ? 150.0f : 60.0f;
+  }
+  return w;
+}
+
+/// Every host column of both tables, as bytes.
+std::vector<std::vector<unsigned char>> tables_of(World& w) {
+  std::vector<std::vector<unsigned char>> out;
+  for (Table* t : {&w.cells, &w.elements})
+    for (const auto& column : t->columns()) {
+      const std::size_t per = size_of(column->scalar_type());
+      const auto* p = static_cast<const unsigned char*>(column->host_bytes());
+      for (int k = 0; k < column->components(); ++k) {
+        const std::size_t offset = static_cast<std::size_t>(k) * column->capacity() * per;
+        out.emplace_back(p + offset, p + offset + t->size() * per);
+      }
+    }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("growth and division on many threads equal the cell-by-cell definition, whatever the thread count",
+          "[lifecycle]") {
+  lifecycle::LifecycleParams params;
+  params.delta_species = grn::kDelta;
+  // the definition: each growing cell in turn gains an element at its centre; then, on contiguous ranges,
+  // each cell that reached division_elements divides in turn (a daughter appended per division)
+  auto ref = crowd();
+  const std::size_t n = ref->cells.size();
+  const std::uint32_t growing = ref->flag_bit(lifecycle::kGrowingFlag);
+  for (std::size_t c = 0; c < n; ++c) {
+    ref->flags.host(c) &= ~growing;
+    if (!(ref->species.host(c, grn::kDelta) < 140.0f)) continue;
+    const auto centre =
+        cell_centre(ref->x.host_data().data(), ref->y.host_data().data(), ref->z.host_data().data(),
+                    ref->first.host(c), ref->count.host(c), ref->box);
+    ref->add_element_host(static_cast<std::int32_t>(c), centre.x, centre.y, centre.z, 0);
+    ref->flags.host(c) |= growing;
+  }
+  ref->compact_host();
+  std::size_t divisions = 0;
+  for (std::size_t c = 0; c < n; ++c)
+    if (ref->count.host(c) >= params.division_elements) {
+      lifecycle::divide_cell(*ref, static_cast<std::int32_t>(c));
+      ++divisions;
+    }
+  ref->commit();
+  REQUIRE(divisions > 900);
+  const auto expected = tables_of(*ref);
+  for (const int threads : {1, 4}) {
+    test::ThreadCount guard(threads);
+    auto w = crowd();
+    lifecycle::grow_and_divide(*w, params);
+    w->commit();
+    REQUIRE(w->check_consistency().empty());
+    REQUIRE(w->cells.size() == n + divisions);
+    CHECK(w->next_cell_id == ref->next_cell_id);
+    CHECK(tables_of(*w) == expected);
+  }
 }
