@@ -84,6 +84,11 @@ std::string record_text(RunRecord r, std::size_t size = 0) {
       for (const auto& [name, seconds] : r.time_split) split[name] = seconds;
       j["time_split_seconds"] = split;
     }
+    if (!r.hook_split.empty()) {
+      nlohmann::ordered_json split = nlohmann::ordered_json::object();
+      for (const auto& [name, seconds] : r.hook_split) split[name] = seconds;
+      j["hook_split_seconds"] = split;
+    }
     if (!r.metrics.empty()) {
       nlohmann::ordered_json metrics = nlohmann::ordered_json::object();
       for (const auto& [name, value] : r.metrics)  // NaN and infinities become null
@@ -138,6 +143,8 @@ std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
     r.wall_seconds = j.at("wall_seconds").get<double>();
     if (const auto t = j.find("time_split_seconds"); t != j.end())
       for (const auto& [name, value] : t->items()) r.time_split.emplace_back(name, value.get<double>());
+    if (const auto t = j.find("hook_split_seconds"); t != j.end())
+      for (const auto& [name, value] : t->items()) r.hook_split.emplace_back(name, value.get<double>());
     if (const auto m = j.find("metrics"); m != j.end())
       for (const auto& [name, value] : m->items())
         r.metrics.emplace_back(

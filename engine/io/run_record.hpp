@@ -51,6 +51,9 @@ struct RunRecord {
   /// writing overlaps stepping on a host thread, and what is left of it at the end), "checkpoints",
   /// "checks" (numerical checks), "summary". Empty until the run ends.
   std::vector<std::pair<std::string, double>> time_split;
+  /// The "hooks" part of time_split by part (Schedule::hook_split: "download", each hook, "commit") [s];
+  /// empty (no key) when no hook ran.
+  std::vector<std::pair<std::string, double>> hook_split;
   /// The metrics a driver asked for (RunRequest::metrics), measured at the end of the run, in order; NaN
   /// for a value that is not finite (null in run.json). Empty when none were asked for (no "metrics" key).
   std::vector<std::pair<std::string, double>> metrics;

@@ -307,6 +307,7 @@ void Runner::finish(const char* status, int exit_code, const std::string& messag
   record_.memory_device_peak_per_element =
       elements > 0 ? static_cast<double>(record_.memory_device_peak) / static_cast<double>(elements) : 0.0;
   record_.time_split = time_split(record_.wall_seconds);
+  record_.hook_split = sim_->schedule.hook_split();
   if (request_.write_output) record_.write(out_);
 }
 
@@ -452,7 +453,8 @@ void Runner::conclude() {
   Simulation& sim = *sim_;
   World& w = *sim.world;
   exec::synchronize();
-  wait_for_output();  // a write that failed fails the run
+  // the metrics and the summary read the world while the last snapshot is still being written on the
+  // writer's thread (it holds its own copies); then the run waits for it (a write that failed fails the run)
   const double summary_start = now_seconds();
   const std::int64_t ran = w.step - start_step_;
   std::FILE* log = request_.log;
@@ -476,6 +478,7 @@ void Runner::conclude() {
   }
   const std::string summary = log != nullptr && sim.summary ? sim.summary(w) : "";
   summary_seconds_ += now_seconds() - summary_start;
+  wait_for_output();
   if (log == nullptr) return;
   std::fprintf(log, "%s\n", summary.c_str());
   const double elapsed = progress_ ? progress_->elapsed() : 0.0;

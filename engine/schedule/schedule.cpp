@@ -1,5 +1,6 @@
 #include "engine/schedule/schedule.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <sstream>
@@ -96,11 +97,11 @@ struct Fnv {
   }
 };
 
-/// What a recorded step depends on: the due systems, dt, and each table's size, capacity and column
-/// buffers (a resize, a hook's compaction or a reallocation changes it). Never 0.
-std::uint64_t layout_key(World& w, std::uint64_t due, double dt) {
+/// What the buffers of a recorded step depend on: dt, and each table's size, capacity and column buffers (a
+/// resize, a hook's compaction or a reallocation changes it). Never 0. When it changes every recording goes:
+/// the systems' scratch buffers may have been reallocated with it.
+std::uint64_t layout_key(World& w, double dt) {
   Fnv f;
-  f.add(due);
   std::uint64_t bits = 0;
   std::memcpy(&bits, &dt, sizeof bits);
   f.add(bits);
@@ -117,8 +118,7 @@ std::uint64_t layout_key(World& w, std::uint64_t due, double dt) {
 
 void Schedule::set_step_graphs(bool on) {
   step_graphs_ = on;
-  warm_key_ = recorded_key_ = 0;
-  recording_.reset();
+  graphs_.clear();
 }
 
 void Schedule::run_due(World& world, double dt) {
@@ -141,16 +141,38 @@ void Schedule::step(World& world, double dt) {
       replayable = replayable && systems_[i].system->replayable();
     }
     if (due != 0 && replayable) {
-      const std::uint64_t key = layout_key(world, due, dt);
-      if (recording_ && recorded_key_ == key) {
-        recording_->replay();
-      } else if (warm_key_ == key) {
-        // the second step on this layout: every buffer the systems size has its size, so the recording
-        // allocates nothing; what it bakes in (spans, sizes, dt) is the key
-        if (!recording_) recording_ = std::make_unique<exec::Recording>();
+      // the layout, then which sequence this step is: the due systems and each one's variant
+      const std::uint64_t layout = layout_key(world, dt);
+      if (layout != layout_) {
+        graphs_.clear();
+        layout_ = layout;
+      }
+      Fnv f;
+      f.add(due);
+      for (std::size_t i = 0; i < systems_.size(); ++i)
+        if (due & (std::uint64_t{1} << i))
+          f.add(systems_[i].system->prepare(world, StepContext{world.step, world.time, dt}));
+      const std::uint64_t key = f.h;
+      auto graph =
+          std::find_if(graphs_.begin(), graphs_.end(), [&](const StepGraph& g) { return g.key == key; });
+      if (graph == graphs_.end()) {
+        // the first step of this sequence runs normally: every buffer it sizes gets its size, so that the
+        // recording at its next occurrence allocates nothing
+        if (graphs_.size() >= kStepGraphs)
+          graphs_.erase(std::min_element(
+              graphs_.begin(), graphs_.end(),
+              [](const StepGraph& a, const StepGraph& b) { return a.last_used < b.last_used; }));
+        graphs_.push_back(StepGraph{key, nullptr, ++graph_clock_});
+        run_due(world, dt);
+      } else if (graph->recording) {
+        graph->last_used = ++graph_clock_;
+        graph->recording->replay();
+      } else {
+        graph->last_used = ++graph_clock_;
+        auto recording = std::make_unique<exec::Recording>();
         bool captured = true;
         try {
-          recording_->record([&] { run_due(world, dt); });
+          recording->record([&] { run_due(world, dt); });
         } catch (const BackendError&) {
           // a system that synchronises or allocates inside its run cannot be captured: step as before (a
           // device failure shows again in run_due)
@@ -158,38 +180,59 @@ void Schedule::step(World& world, double dt) {
           set_step_graphs(false);
         }
         if (captured) {
-          recorded_key_ = key;
-          recording_->replay();
+          recording->replay();
+          graph->recording = std::move(recording);
         } else {
           run_due(world, dt);
         }
-      } else {
-        run_due(world, dt);
-        warm_key_ = key;
       }
       replayed = true;
     }
   }
-  if (!replayed) run_due(world, dt);
+  if (!replayed) {
+    for (auto& entry : systems_)
+      if (world.step % entry.every == 0)
+        entry.system->prepare(world, StepContext{world.step, world.time, dt});
+    run_due(world, dt);
+  }
   world.step += 1;
   world.time += dt;
 
   bool downloaded = false;
   std::chrono::steady_clock::time_point start;
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   for (auto& h : hooks_) {
     if (world.step % h.every != 0) continue;
     if (!downloaded) {
       exec::synchronize();  // the step's queued work is the step's time, not the hook's
       start = std::chrono::steady_clock::now();
       world.download();
+      add_hook_time("download", since(start));
       downloaded = true;
     }
+    const auto hook_start = std::chrono::steady_clock::now();
     h.hook(world, StepContext{world.step, world.time, dt});
+    add_hook_time(h.name, since(hook_start));
   }
   if (downloaded) {
+    const auto commit_start = std::chrono::steady_clock::now();
     world.commit();
-    hook_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    add_hook_time("commit", since(commit_start));
+    hook_seconds_ += since(start);
   }
+}
+
+void Schedule::add_hook_time(const std::string& name, double seconds) {
+  for (auto& [part, total] : hook_split_)
+    if (part == name) {
+      total += seconds;
+      return;
+    }
+  // "commit" stays last: parts are kept in the order download, hooks, commit
+  const bool before_commit = !hook_split_.empty() && hook_split_.back().first == "commit" && name != "commit";
+  hook_split_.insert(before_commit ? hook_split_.end() - 1 : hook_split_.end(), {name, seconds});
 }
 
 std::string Schedule::describe() const {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/core/world.hpp"
@@ -50,6 +51,17 @@ class System {
   /// ctx.dt, never on ctx.step, ctx.time or ctx.substep, and a run repeated on the same layout neither
   /// allocates nor synchronises with the host. The default is false (always run).
   virtual bool replayable() const { return false; }
+  /// Called once per step in which the system is due, before its runs, whether they run or a recording
+  /// of them replays (Schedule::set_step_graphs): the system decides here, on the host, anything its launches
+  /// vary in from step to step (e.g. a cell list rebuilt every few steps and only refreshed in between) and
+  /// returns which of its launch sequences the step's runs take. The schedule records and replays one graph
+  /// per combination of the due systems' variants. A run() not preceded by prepare() (a test, a benchmark)
+  /// must still be correct. Default: nothing to decide, variant 0.
+  virtual std::uint64_t prepare(World& world, const StepContext& ctx) {
+    (void)world;
+    (void)ctx;
+    return 0;
+  }
 };
 
 /// A CPU hook: runs on host mirrors between steps and may add/remove entities.
@@ -86,11 +98,11 @@ class Schedule {
   void step(World& world, double dt);
   /// Step graphs (CUDA backend): when every system due in a step is replayable(), the step's launches are
   /// run once normally, recorded as a CUDA graph at the next step with the same layout key (the due
-  /// systems, dt, and every table's size, capacity and column buffers), and replayed as one launch while
-  /// that key holds; a hook or a resize changes the key and the sequence starts again. Results are those
-  /// of the systems run one by one, byte for byte; launch overhead drops from one call per kernel to one
-  /// per step, which is what bounds many small simulations sharing a GPU (engine/run/ensemble.hpp).
-  /// No effect on the CPU backend. Off by default.
+  /// systems and their prepare() variants, dt, and every table's size, capacity and column buffers), and
+  /// replayed as one launch whenever that key comes again (the last few keys are kept); a hook or a resize
+  /// changes the key and the sequence starts again. Results are those of the systems run one by one, byte for
+  /// byte; launch overhead drops from one call per kernel to one per step, which is what bounds many small
+  /// simulations sharing a GPU (engine/run/ensemble.hpp). No effect on the CPU backend. Off by default.
   void set_step_graphs(bool on);
 
   /// Human-readable schedule: per system its cadence and its declared reads, reads of the previous step
@@ -101,6 +113,9 @@ class Schedule {
   /// Wall time spent in hooks so far [s]: their download, the hooks and the commit, timed after the device
   /// finished the step's queued work (which the download waits for anyway), so that time stays the step's.
   double hook_seconds() const { return hook_seconds_; }
+  /// hook_seconds() by part, in order: "download" (device to host mirrors), each hook by name, "commit"
+  /// (compaction and upload) [s]. Empty until a hook ran.
+  const std::vector<std::pair<std::string, double>>& hook_split() const { return hook_split_; }
   System& system(std::size_t i) { return *systems_[i].system; }
 
  private:
@@ -119,10 +134,21 @@ class Schedule {
   std::vector<SystemEntry> systems_;
   std::vector<HookEntry> hooks_;
   bool step_graphs_ = false;
-  std::uint64_t warm_key_ = 0;      ///< layout key of the last step run normally (0: none)
-  std::uint64_t recorded_key_ = 0;  ///< layout key of `recording_` (0: none)
-  std::unique_ptr<exec::Recording> recording_;
+  /// A step sequence seen before: run once normally (warm), then recorded at its next occurrence.
+  struct StepGraph {
+    std::uint64_t key = 0;                       ///< layout key (due systems, their variants, dt, tables)
+    std::unique_ptr<exec::Recording> recording;  ///< null while only warm
+    std::uint64_t last_used = 0;
+  };
+  /// The step sequences seen last, at most kStepGraphs (a system's variants alternate; older layouts go).
+  static constexpr std::size_t kStepGraphs = 16;
+  std::vector<StepGraph> graphs_;
+  std::uint64_t layout_ = 0;  ///< layout key of graphs_ (0: none)
+  std::uint64_t graph_clock_ = 0;
   double hook_seconds_ = 0.0;
+  std::vector<std::pair<std::string, double>> hook_split_;
+  /// Adds `seconds` to the part `name` of hook_split_.
+  void add_hook_time(const std::string& name, double seconds);
 };
 
 }  // namespace tissue

@@ -116,10 +116,12 @@ TEST_CASE("a run record reads back, and a file that is not one is refused", "[io
   r.exit_code = 1;
   r.message = "cannot write x";
   r.steps_done = 7;
+  r.hook_split = {{"download", 0.5}, {"lifecycle.grow_and_divide", 1.25}, {"commit", 0.75}};
   r.write(dir);
   CHECK(fs::file_size(dir / "run.json") % 4096 == 0);  // room for the final record on a full disk
   const auto back = io::RunRecord::read(dir);
   REQUIRE(back.has_value());
+  CHECK(back->hook_split == r.hook_split);  // in order
   CHECK(back->scenario_sha256 == io::sha256_hex("abc"));
   CHECK(back->status == "failed");
   CHECK(back->message == "cannot write x");

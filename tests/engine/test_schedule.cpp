@@ -4,8 +4,12 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "engine/exec/algorithms.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/exec/device_buffer.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/schedule/schedule.hpp"
@@ -72,6 +76,13 @@ TEST_CASE("systems run in order, slow systems every k steps with step k*dt, hook
   CHECK(text.find("system a") < text.find("system b"));
   CHECK(text.find("every 3 steps") != std::string::npos);
   CHECK(text.find("hook grow (every 2 steps)") != std::string::npos);
+  // the hooks' time by part: download, each hook, commit, adding up to hook_seconds()
+  const auto& split = s.hook_split();
+  REQUIRE(split.size() == 3);
+  CHECK(split[0].first == "download");
+  CHECK(split[1].first == "grow");
+  CHECK(split[2].first == "commit");
+  CHECK(split[0].second + split[1].second + split[2].second <= s.hook_seconds() * (1 + 1e-9) + 1e-12);
   CHECK_THROWS_AS(s.add(recorder("c", &log), 0), std::invalid_argument);
 }
 
@@ -189,4 +200,47 @@ TEST_CASE("every shipped scenario's schedule passes the access check", "[schedul
     if (file.filename() == "epidermis_tgfb.toml")
       CHECK(sim->schedule.describe().find("    reads previous step: grid.tgfb\n") != std::string::npos);
   }
+}
+
+namespace {
+/// A replayable system with two launch sequences, chosen in prepare(): the largest of `a` (every third
+/// step) or of `b` into `out`.
+struct TwoSequences final : System {
+  DeviceBuffer<float> a, b, out{1};
+  DeviceBuffer<unsigned char> temp;
+  bool take_a = false;
+  int prepares = 0, runs = 0;
+  std::string name() const override { return "two_sequences"; }
+  AccessList access() const override { return AccessList(); }
+  bool replayable() const override { return true; }
+  std::uint64_t prepare(World&, const StepContext& ctx) override {
+    ++prepares;
+    take_a = ctx.step % 3 == 0;
+    return take_a ? 1 : 0;
+  }
+  void run(World&, const StepContext&) override {
+    ++runs;
+    exec::max_into(take_a ? std::as_const(a).span() : std::as_const(b).span(), out.span(), temp);
+  }
+};
+}  // namespace
+
+TEST_CASE("step graphs keep one recording per variant a system's prepare() chooses", "[schedule]") {
+  World w(Box{});
+  auto system = std::make_unique<TwoSequences>();
+  system->a.assign(std::vector<float>{1.0f, 3.0f, 2.0f});
+  system->b.assign(std::vector<float>{10.0f, 20.0f});
+  TwoSequences& two = *system;
+  Schedule s;
+  s.add(std::move(system));
+  s.set_step_graphs(true);
+  for (int k = 0; k < 12; ++k) {
+    s.step(w, 0.1);
+    REQUIRE(two.out.to_host()[0] == (k % 3 == 0 ? 3.0f : 20.0f));
+  }
+  CHECK(two.prepares == 12);  // every step, replayed or not
+  if (exec::backend() == exec::Backend::cuda)
+    CHECK(two.runs == 4);  // each sequence once normally and once recorded (steps 0 to 3), then replays
+  else
+    CHECK(two.runs == 12);  // no graphs on the CPU backend
 }
