@@ -14,6 +14,13 @@ TISSUE_HD inline float exp(float x) {
 TISSUE_HD inline double exp(double x) {
   return ::exp(x);
 }
+/// 2^x: one special-function instruction on the GPU (exp() scales its argument by log2(e) first).
+TISSUE_HD inline float exp2(float x) {
+  return ::exp2f(x);
+}
+TISSUE_HD inline double exp2(double x) {
+  return ::exp2(x);
+}
 /// Angle of (x, y) from the positive x axis [rad], in [-pi, pi].
 TISSUE_HD inline float atan2(float y, float x) {
   return ::atan2f(y, x);

@@ -140,6 +140,7 @@ SemParams read_sem_params(const io::ScenarioTable& t, const std::vector<std::str
   p.inter_cutoff = t.number("inter_cutoff", p.inter_cutoff, io::Range::non_negative());
   p.inter = read_morse(t.table("inter"), p.inter, p.inter_cutoff == 0.0);
   p.bin_size = t.number("bin_size", p.bin_size, io::Range::non_negative());
+  p.rebuild_every = static_cast<int>(t.integer("rebuild_every", p.rebuild_every, io::Range::closed(1, 1000)));
   p.z_extent = t.number("z_extent", p.z_extent, io::Range::positive());
   p.basement_adhesion = t.boolean("basement_adhesion", p.basement_adhesion);
   p.temperature = t.number("temperature", p.temperature, io::Range::non_negative());
@@ -219,24 +220,53 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
 }
 
 template <bool kTyped>
-void SemSystem::rk2_stages(World& w, float dt) {
+void SemSystem::rk2_stages(World& w, float dt, bool build) {
   const std::size_t n = w.elements.size();
   const int lanes = params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
-  // stage 1: X_mid = X + dt/2 F(X), recording how far each element moved
-  exec::group_for(lanes, n,
-                  ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span(), false), w.x.span(),
-                                       w.y.span(), w.z.span(), xm_.span(), ym_.span(), zm_.span(), 0.5f * dt,
-                                       moved_.span().subspan(0, n), lanes, params_.by_bins});
+  const auto moved = moved_.span().subspan(0, n);
+  // stage 1: X_mid = X + dt/2 F(X), recording how far each element is from where it was binned. On a fresh
+  // build, or on the last build's bins with the current positions (moved_max_: the farthest any element is
+  // from its build position, which run() measured into moved_).
+  if (build) {
+    exec::group_for(lanes, n,
+                    ElementStage<kTyped>{make_force(w, w.x.span(), w.y.span(), w.z.span(), false), w.x.span(),
+                                         w.y.span(), w.z.span(), xm_.span(), ym_.span(), zm_.span(),
+                                         0.5f * dt, moved, false, lanes, params_.by_bins});
+  } else {
+    exec::group_for(lanes, n,
+                    ElementStage<kTyped, true>{make_force(w, w.x.span(), w.y.span(), w.z.span(), true),
+                                               w.x.span(), w.y.span(), w.z.span(), xm_.span(), ym_.span(),
+                                               zm_.span(), 0.5f * dt, moved, true, lanes, params_.by_bins});
+  }
   exec::max_into(std::as_const(moved_).span().subspan(0, n), moved_max_.span(), reduce_temp_);
-  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry), on stage 1's bins
-  // with the midpoint positions (no second sort; the search widens if anything moved past the bins' slack)
+  // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry), on the same bins
+  // with the midpoint positions (no sort; the search widens if anything moved past the bins' slack)
   exec::group_for(lanes, n,
                   ElementStage<kTyped, true>{make_force(w, xm_.span(), ym_.span(), zm_.span(), true),
                                              w.x.span(), w.y.span(), w.z.span(), w.x.span(), w.y.span(),
-                                             w.z.span(), dt, Span<float>(), lanes, params_.by_bins});
+                                             w.z.span(), dt, Span<float>(), false, lanes, params_.by_bins});
+}
+
+std::uint64_t SemSystem::prepare(World& w, const StepContext& ctx) {
+  const bool build = !built_ || w.revision != built_revision_ || w.elements.size() != built_rows_ ||
+                     w.elements.capacity() != built_capacity_ || ctx.step < built_step_ ||
+                     ctx.step - built_step_ >= std::max(1, params_.rebuild_every);
+  if (build) note_build(w, ctx.step);
+  build_next_ = build;
+  return build ? 1 : 0;
+}
+
+void SemSystem::note_build(const World& w, std::int64_t step) {
+  built_ = true;
+  built_revision_ = w.revision;
+  built_rows_ = w.elements.size();
+  built_capacity_ = w.elements.capacity();
+  built_step_ = step;
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {
+  const bool build = build_next_;
+  build_next_ = true;  // a run() without prepare() builds
   const std::size_t n = w.elements.size();
   if (n == 0) return;
   const std::size_t cap = w.elements.capacity();
@@ -245,11 +275,28 @@ void SemSystem::run(World& w, const StepContext& ctx) {
   zm_.ensure(cap);
   moved_.ensure(cap);
   moved_max_.ensure(1);
+  const bool reuses = params_.rebuild_every > 1;
+  if (reuses) {
+    xb_.ensure(cap);
+    yb_.ensure(cap);
+    zb_.ensure(cap);
+  }
+  if (build) note_build(w, ctx.step);
+  if (build && reuses)
+    exec::parallel_for(n,
+                       CopyPositions{w.x.span(), w.y.span(), w.z.span(), xb_.span(), yb_.span(), zb_.span()});
+  if (!build) {
+    exec::parallel_for(n,
+                       DisplacementSinceBuild{w.x.span(), w.y.span(), w.z.span(), std::as_const(xb_).span(),
+                                              std::as_const(yb_).span(), std::as_const(zb_).span(),
+                                              moved_.span().subspan(0, n), w.box});
+    exec::max_into(std::as_const(moved_).span().subspan(0, n), moved_max_.span(), reduce_temp_);
+  }
   const auto dt = static_cast<float>(ctx.dt);
   if (kernel_.cell_types > 0)
-    rk2_stages<true>(w, dt);
+    rk2_stages<true>(w, dt, build);
   else
-    rk2_stages<false>(w, dt);
+    rk2_stages<false>(w, dt, build);
   if (params_.temperature > 0.0)
     exec::parallel_for(
         n, ElementNoise{w.x.span(), w.y.span(), w.z.span(), w.cell.span(), w.first.span(), w.cell_id.span(),
@@ -259,6 +306,7 @@ void SemSystem::run(World& w, const StepContext& ctx) {
 }
 
 void SemSystem::compute_forces(World& w, Span<float> fx, Span<float> fy, Span<float> fz) {
+  built_ = false;  // the list is built here on positions the next step's reuse would not know
   exec::parallel_for(w.elements.size(),
                      ElementForceOut{make_force(w, w.x.span(), w.y.span(), w.z.span(), false), fx, fy, fz});
 }

@@ -68,6 +68,13 @@ struct SemParams {
   /// count (exec::lanes_for). Not a scenario key: the C++ API's, for benchmarks. Forces are summed in an
   /// order that depends on the lanes, so results differ at float rounding between lane counts.
   int lanes = 0;
+  /// Steps between cell-list builds (>= 1). In between, the last build's bins are reused with the current
+  /// positions (CellList::refresh), and the search widens beyond one bin per side only once some element is
+  /// farther than the bins' slack (bin width - cutoff) from where it was binned: forces are exact whatever
+  /// the value; it trades sorts against wider searches. After a hook (World::revision) or a resize the list
+  /// is always rebuilt. Forces are summed in the bins' order, so results differ at float rounding between
+  /// values.
+  int rebuild_every = 4;
   /// Threads take the elements in the cell list's order (neighbouring threads, neighbouring elements) instead
   /// of the table's; the same forces. Not a scenario key.
   bool by_bins = false;
@@ -103,12 +110,18 @@ class SemSystem final : public System {
   explicit SemSystem(const SemParams& params);
   std::string name() const override { return "sem"; }
   AccessList access() const override;
-  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid); the cell list is built for the first stage and its
-  /// bins reused, with the midpoint positions, for the second (CellList::refresh). With a
-  /// temperature, then X <- X + sqrt(2 kT dt / eta) N(0, 1) (ElementNoise).
+  /// X_mid = X + dt/2 F(X);  X <- X + dt F(X_mid). The cell list is built for the first stage every
+  /// rebuild_every steps (as prepare() decided; always when run() comes without it) and its bins reused,
+  /// with the current positions, for the other stages (CellList::refresh, searching as far as the elements
+  /// moved since the build: DisplacementSinceBuild). With a temperature, then X <- X + sqrt(2 kT dt / eta)
+  /// N(0, 1) (ElementNoise).
   void run(World& world, const StepContext& ctx) override;
-  /// Without thermal noise (whose draws depend on the step) a run depends only on the layout and dt.
+  /// Without thermal noise (whose draws depend on the step) a run depends only on the layout, dt and
+  /// whether it builds the cell list (prepare()'s variant).
   bool replayable() const override { return !(params_.temperature > 0.0); }
+  /// Decides whether this step builds the cell list (variant 1) or reuses the last build (0): a build every
+  /// rebuild_every steps, and after any change of the elements' table (a hook's commit, a resize).
+  std::uint64_t prepare(World& world, const StepContext& ctx) override;
 
   /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].
   void compute_forces(World& world, Span<float> fx, Span<float> fy, Span<float> fz);
@@ -121,17 +134,26 @@ class SemSystem final : public System {
                           bool refresh);
   /// The two stages of the midpoint (RK2) step; kTyped: with cell types (their pair table) or the seed's.
   template <bool kTyped>
-  void rk2_stages(World& world, float dt);
+  void rk2_stages(World& world, float dt, bool build);
   SemParams params_;
   KernelParams kernel_;
   CellList bins_;
   TriangleIndex substrate_;
   DeviceBuffer<float> xm_, ym_, zm_;
-  DeviceBuffer<float> moved_;      ///< per element: distance moved in stage 1 [length]
-  DeviceBuffer<float> moved_max_;  ///< one entry: the largest of moved_
+  DeviceBuffer<float> xb_, yb_, zb_;  ///< positions at the last cell-list build
+  DeviceBuffer<float> moved_;         ///< per element: distance from the build, at stage 1's end [length]
+  DeviceBuffer<float> moved_max_;     ///< one entry: the largest of moved_
   DeviceBuffer<unsigned char> reduce_temp_;
   DeviceBuffer<MorseForce> intra_by_type_;
   DeviceBuffer<PairForce> pairs_;
+  /// Records that the cell list is (being) built for `world` at `step`.
+  void note_build(const World& world, std::int64_t step);
+  // prepare()'s decision for the next run(), and what the last build was made on
+  bool build_next_ = true;
+  bool built_ = false;
+  std::uint64_t built_revision_ = 0;
+  std::size_t built_rows_ = 0, built_capacity_ = 0;
+  std::int64_t built_step_ = 0;
 };
 
 }  // namespace tissue::sem

@@ -69,19 +69,21 @@ TISSUE_HD Real positive_morse_potential(Real r, const Morse<Real>& p) {
   return r < r_min ? morse_potential(r, p) - morse_potential(r_min, p) : Real(0);
 }
 
-/// A Morse force prepared for kernels: -dV/dr = a exp(-r k1) - b exp(-r k2) with a = u0/xi1, k1 = 1/xi1,
-/// b = w0/xi2, k2 = 1/xi2 (no divisions in the pair loop).
+/// A Morse force prepared for kernels: -dV/dr = a 2^(-r k1) - b 2^(-r k2) with a = u0/xi1, k1 = log2(e)/xi1,
+/// b = w0/xi2, k2 = log2(e)/xi2 (no divisions in the pair loop; powers of 2 are one GPU instruction each).
 struct MorseForce {
   float a, k1, b, k2;
   static MorseForce of(const Morse<double>& m) {
-    return {static_cast<float>(m.u0 / m.xi1), static_cast<float>(1.0 / m.xi1),
-            static_cast<float>(m.w0 / m.xi2), static_cast<float>(1.0 / m.xi2)};
+    constexpr double log2e = 1.44269504088896340736;
+    return {static_cast<float>(m.u0 / m.xi1), static_cast<float>(log2e / m.xi1),
+            static_cast<float>(m.w0 / m.xi2), static_cast<float>(log2e / m.xi2)};
   }
 };
 
-/// -dV/dr [energy/length] from prepared coefficients; equals morse_force(r, m) to float rounding.
+/// -dV/dr [energy/length] from prepared coefficients; equals morse_force(r, m) to float rounding (the
+/// exponent's relative rounding, ~r/xi 2^-24, is the only difference).
 TISSUE_HD inline float morse_force(float r, const MorseForce& c) {
-  return c.a * math::exp(-r * c.k1) - c.b * math::exp(-r * c.k2);
+  return c.a * math::exp2(-r * c.k1) - c.b * math::exp2(-r * c.k2);
 }
 
 /// Most cell types a scenario may declare (the pair table is kMaxCellTypes^2 entries).
@@ -253,7 +255,10 @@ struct ElementStage {
   Span<float> ox, oy, oz;        ///< output positions
   float h;                       ///< stage length [time]
   Span<float> moved = {};        ///< #elements, or empty: distance moved [length]
-  int lanes = 1;                 ///< the group_for launch's G
+  /// With `moved`: add the stage's move to what moved[i] holds (the distance from where the cell list was
+  /// built, DisplacementSinceBuild) instead of overwriting it, so that it bounds the distance from the build.
+  bool accumulate = false;
+  int lanes = 1;  ///< the group_for launch's G
   /// Item t is the element in slot t of the cell list (force.bins.index[t]) instead of element t: threads
   /// side by side then search the same bins. Each element's force is the same either way.
   bool by_bins = false;
@@ -273,9 +278,38 @@ struct ElementStage {
     oy[i] = box.wrap_y(by[i] + k * f.y);
     oz[i] = box.clamp_z(bz[i] + k * f.z);
     if (!moved.empty()) {
-      const float d = k * math::sqrt(f.x * f.x + f.y * f.y + f.z * f.z);
+      const float d = (accumulate ? moved[i] : 0.0f) + k * math::sqrt(f.x * f.x + f.y * f.y + f.z * f.z);
       moved[i] = d <= 3.0e38f ? d : 3.4e38f;
     }
+  }
+};
+
+/// How far each element is from where it was when the cell list was built [length]: |X - X_build| with the
+/// periodic axes' minimum image, 3.4e38 (which CellList::View::for_each_moved_candidate reads as "not
+/// finite") for a non-finite position. Whatever moved the elements since (the SEM's stages, noise, motility,
+/// a user's edit), the list's moved view stays exact.
+struct DisplacementSinceBuild {
+  Span<const float> x, y, z;     ///< positions now, #elements
+  Span<const float> bx, by, bz;  ///< positions at the build, #elements
+  Span<float> moved;             ///< out, #elements
+  Box box;
+  TISSUE_HD void operator()(std::size_t i) const {
+    const float dx = box.min_image_x(x[i] - bx[i]);
+    const float dy = box.min_image_y(y[i] - by[i]);
+    const float dz = z[i] - bz[i];
+    const float d = math::sqrt(dx * dx + dy * dy + dz * dz);
+    moved[i] = d <= 3.0e38f ? d : 3.4e38f;
+  }
+};
+
+/// Copies positions (the cell list's build positions for DisplacementSinceBuild).
+struct CopyPositions {
+  Span<const float> x, y, z;
+  Span<float> ox, oy, oz;
+  TISSUE_HD void operator()(std::size_t i) const {
+    ox[i] = x[i];
+    oy[i] = y[i];
+    oz[i] = z[i];
   }
 };
 

@@ -205,6 +205,66 @@ TEST_CASE("cell-list forces equal all-pairs forces on random configurations", "[
   }
 }
 
+TEST_CASE(
+    "steps on a reused cell list equal all-pairs midpoint steps, also after elements jump past the skin",
+    "[sem]") {
+  // the list is built at step 0 and reused for 7 steps (rebuild_every = 8); before step 3 a few elements
+  // are moved by 0.35 (past the bins' slack of 0.03 and past a whole bin) without a commit, as a user's edit
+  // or another system would: the search must widen to what moved, or those pairs would be lost
+  const float l = 5.0f;
+  test::TissueWorld w(Box{l, l, true, true, true}, 0);
+  random_tissue(w, 45, 20, 2.5f, 11);
+  SemParams p;
+  p.rebuild_every = 8;
+  SemSystem sys(p);
+  const double dt = 0.002, mobility = 1.0 / p.friction;
+  const auto wrap = [](double v, double period) { return v - period * std::floor(v / period); };
+  bool jumped_pair = false;
+  for (int k = 0; k < 8; ++k) {
+    if (k == 3) {
+      w.download();
+      for (std::size_t e = 0; e < w.elements.size(); e += 97)
+        w.x.host(e) = static_cast<float>(wrap(w.x.host(e) + 0.35, l));
+      w.x.upload(w.elements.size());
+    }
+    // the reference midpoint step in double, all pairs: X_mid = X + dt/2 F(X), X <- X + dt F(X_mid)
+    const Config c0 = config_of(w);
+    std::vector<double> fx, fy, fz;
+    ref_forces(c0, p, fx, fy, fz, p.effective_inter_cutoff());
+    if (k == 3)  // some moved element has another cell's elements within the cutoff now
+      for (std::size_t i = 0; i < c0.x.size(); i += 97)
+        for (std::size_t j = 0; j < c0.x.size(); ++j) {
+          const double dx = test::min_image(c0.x[i] - c0.x[j], l), dy = test::min_image(c0.y[i] - c0.y[j], l);
+          const double dz = c0.z[i] - c0.z[j];
+          jumped_pair =
+              jumped_pair || (c0.cell[i] != c0.cell[j] &&
+                              dx * dx + dy * dy + dz * dz < std::pow(p.effective_inter_cutoff(), 2));
+        }
+    Config mid = c0;
+    for (std::size_t i = 0; i < mid.x.size(); ++i) {
+      mid.x[i] = wrap(static_cast<float>(c0.x[i] + 0.5 * dt * mobility * fx[i]), l);
+      mid.y[i] = wrap(static_cast<float>(c0.y[i] + 0.5 * dt * mobility * fy[i]), l);
+      mid.z[i] = std::max(0.0f, static_cast<float>(c0.z[i] + 0.5 * dt * mobility * fz[i]));
+    }
+    ref_forces(mid, p, fx, fy, fz, p.effective_inter_cutoff());
+    const StepContext ctx{k, 0.0, dt};
+    CHECK(sys.prepare(w, ctx) == (k == 0 ? 1u : 0u));  // built once, then reused
+    sys.run(w, ctx);
+    const Config c1 = config_of(w);
+    double worst = 0, largest = 0;
+    for (std::size_t i = 0; i < c1.x.size(); ++i) {
+      const double ex = test::min_image(c1.x[i] - (c0.x[i] + dt * mobility * fx[i]), l);
+      const double ey = test::min_image(c1.y[i] - (c0.y[i] + dt * mobility * fy[i]), l);
+      const double ez = c1.z[i] - std::max(0.0, c0.z[i] + dt * mobility * fz[i]);
+      worst = std::max({worst, std::abs(ex), std::abs(ey), std::abs(ez)});
+      largest = std::max(largest, dt * mobility * std::sqrt(fx[i] * fx[i] + fy[i] * fy[i] + fz[i] * fz[i]));
+    }
+    INFO("step " << k << ": largest move " << largest);
+    REQUIRE(worst < 2e-5 * (1.0 + largest / 1e-3));
+  }
+  REQUIRE(jumped_pair);  // a moved element landed among another cell's elements: its pairs were found
+}
+
 TEST_CASE("periodic images interact across the x/y boundary exactly as the unwrapped configuration",
           "[sem]") {
   // two touching cells; unwrapped in an open box, then translated so that they straddle the corner of
