@@ -64,8 +64,10 @@ class ColumnBase {
   virtual void download(std::size_t rows) = 0;
   /// Copies rows [0, rows) of every component host mirror -> device.
   virtual void upload(std::size_t rows) = 0;
-  /// Host mirror: new row r takes old row order[r], for r < order.size() (rows beyond are zeroed).
-  virtual void gather_host(const std::vector<std::int32_t>& order) = 0;
+  /// Host mirror: new row r takes old row order[r], for r < rows (rows beyond are zeroed). On the host's
+  /// threads, into a second mirror kept for the next gather (a hook's compaction of 10^7 rows would
+  /// otherwise fault in fresh pages every time).
+  virtual void gather_host(const std::int32_t* order, std::size_t rows) = 0;
   /// Host mirror: zeroes rows [from, to) of every component.
   virtual void clear_host_rows(std::size_t from, std::size_t to) = 0;
 
@@ -115,6 +117,7 @@ class Column final : public ColumnBase {
     }
     device_ = std::move(device);
     host_ = std::move(host);
+    spare_ = std::vector<T>();  // a gather makes it again at the new size
     capacity_ = capacity;
   }
   void download(std::size_t rows) override {
@@ -125,14 +128,16 @@ class Column final : public ColumnBase {
     for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
       device_.upload(host_.data() + c * capacity_, rows, c * capacity_);
   }
-  void gather_host(const std::vector<std::int32_t>& order) override {
-    std::vector<T> out(host_.size(), T{});
+  void gather_host(const std::int32_t* order, std::size_t rows) override {
+    spare_.resize(host_.size());  // the same layout; only a grown capacity needs new pages
     for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c) {
-      T* to = out.data() + c * capacity_;
+      T* to = spare_.data() + c * capacity_;
       const T* from = host_.data() + c * capacity_;
-      exec::host_for(order.size(), [&](std::size_t r) { to[r] = from[static_cast<std::size_t>(order[r])]; });
+      exec::host_for(capacity_, [&](std::size_t r) {
+        to[r] = r < rows ? from[static_cast<std::size_t>(order[r])] : T{};
+      });
     }
-    host_ = std::move(out);
+    host_.swap(spare_);
   }
   void clear_host_rows(std::size_t from, std::size_t to) override {
     for (std::size_t c = 0; c < static_cast<std::size_t>(components_); ++c)
@@ -143,6 +148,7 @@ class Column final : public ColumnBase {
  private:
   DeviceBuffer<T> device_;
   std::vector<T> host_;
+  std::vector<T> spare_;  ///< the other host mirror of gather_host (empty until a gather)
 };
 
 }  // namespace tissue

@@ -37,10 +37,10 @@ void Table::upload() {
   for (auto& c : columns_) c->upload(size_);
 }
 
-void Table::gather_host(const std::vector<std::int32_t>& order) {
-  if (order.size() > capacity_) reserve(order.size());
-  for (auto& c : columns_) c->gather_host(order);
-  size_ = order.size();
+void Table::gather_host(const std::int32_t* order, std::size_t rows) {
+  if (rows > capacity_) reserve(rows);
+  for (auto& c : columns_) c->gather_host(order, rows);
+  size_ = rows;
 }
 
 }  // namespace tissue

@@ -65,8 +65,9 @@ class Table {
   void download();
   /// Host mirror -> device for rows [0, size()).
   void upload();
-  /// Host mirror: row r takes old row order[r]; the row count becomes order.size().
-  void gather_host(const std::vector<std::int32_t>& order);
+  /// Host mirror: row r takes old row order[r]; the row count becomes `rows` (order holds `rows` entries).
+  void gather_host(const std::int32_t* order, std::size_t rows);
+  void gather_host(const std::vector<std::int32_t>& order) { gather_host(order.data(), order.size()); }
 
  private:
   std::string name_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 #include <sstream>
 #include <stdexcept>
@@ -92,7 +93,9 @@ void World::compact_host() {
   //    element takes a slot of its cell's range by an atomic cursor, then each range is sorted by old index,
   //    which gives the stable order whatever the threads did.
   const std::size_t n_elements = elements.size();
-  std::vector<std::int32_t> owner(n_elements);
+  // per-element scratch is left uninitialised and first written by the parallel loops, so that its pages
+  // are faulted in by all threads instead of one memset
+  std::unique_ptr<std::int32_t[]> owner(new std::int32_t[n_elements]);
   std::vector<std::int32_t> counts(alive, 0);
   exec::host_for(n_elements, [&](std::size_t e) {
     const std::int32_t old = cell.host(e);  // -1: removed from its cell by a hook
@@ -106,7 +109,7 @@ void World::compact_host() {
   std::vector<std::int32_t> offsets(alive, 0);
   std::exclusive_scan(counts.begin(), counts.end(), offsets.begin(), 0);
   const std::size_t kept = alive == 0 ? 0 : static_cast<std::size_t>(offsets.back() + counts.back());
-  std::vector<std::int32_t> element_order(kept);
+  std::unique_ptr<std::int32_t[]> element_order(new std::int32_t[kept]);
   std::vector<std::int32_t> cursor = offsets;
   exec::host_for(n_elements, [&](std::size_t e) {
     const std::int32_t c = owner[e];
@@ -117,15 +120,24 @@ void World::compact_host() {
     element_order[static_cast<std::size_t>(slot)] = static_cast<std::int32_t>(e);
   });
   exec::host_for(alive, [&](std::size_t c) {
-    const auto begin = element_order.begin() + offsets[c];
-    const auto end = begin + counts[c];
+    std::int32_t* begin = element_order.get() + offsets[c];
+    std::int32_t* end = begin + counts[c];
     if (!std::is_sorted(begin, end)) std::sort(begin, end);
   });
 
-  cells.gather_host(cell_order);
-  elements.gather_host(element_order);
-  exec::host_for(kept,
-                 [&](std::size_t e) { cell.host(e) = new_index[static_cast<std::size_t>(cell.host(e))]; });
+  // nothing moved (a seeding's commit, a hook that changed no structure): no gather, no second mirror
+  bool identity = alive == n_cells && kept == n_elements;
+  if (identity) {
+    const auto count_el = static_cast<std::int64_t>(kept);
+#pragma omp parallel for schedule(static) reduction(&& : identity) if (kept >= exec::kMinParallelIterations)
+    for (std::int64_t e = 0; e < count_el; ++e) identity = identity && element_order[e] == e;
+  }
+  if (!identity) {
+    cells.gather_host(cell_order);
+    elements.gather_host(element_order.get(), kept);
+    exec::host_for(kept,
+                   [&](std::size_t e) { cell.host(e) = owner[static_cast<std::size_t>(element_order[e])]; });
+  }
   exec::host_for(alive, [&](std::size_t c) {
     first.host(c) = offsets[c];
     count.host(c) = counts[c];

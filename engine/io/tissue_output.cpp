@@ -21,47 +21,39 @@ namespace {
 
 using Kind = TissueOutput::Kind;
 
-/// Per-point arrays of each point's owning cell (owner[i] = dense cell index): the stable id, then the
+/// Per-point arrays of each of `n` points' owning cell (owner(i) = dense cell index): the stable id, then the
 /// per-cell outputs the modules declared (components interleaved per point).
-std::vector<VtkArray> owner_arrays(World& w, const std::vector<std::size_t>& owner) {
-  const std::size_t n = owner.size();
-  std::vector<std::int64_t> cell_id(n);
-  exec::host_for(n, [&](std::size_t i) { cell_id[i] = w.cell_id.host(owner[i]); });
-  std::vector<VtkArray> arrays{VtkArray::of("cell_id", cell_id)};
+template <class Owner>
+std::vector<VtkArray> owner_arrays(World& w, std::size_t n, const Owner& owner_of) {
+  std::vector<VtkArray> arrays{VtkArray::generated<std::int64_t>(
+      "cell_id", n, 1, [&](std::size_t i) { return w.cell_id.host(owner_of(i)); })};
   // by kind (states, then per-component columns such as species, then whole columns such as sampled
   // fields, then integer columns such as the cell type), and in declaration order within a kind
   for (const Kind kind : {Kind::flag, Kind::cell_components, Kind::cell_column, Kind::cell_int_column})
     for (const auto& out : w.outputs()) {
       if (out.kind != kind) continue;
       if (kind == Kind::flag) {
-        std::vector<std::uint8_t> state(n);
-        exec::host_for(n, [&](std::size_t i) { state[i] = (w.flags.host(owner[i]) & out.bit) ? 1 : 0; });
-        arrays.push_back(VtkArray::of(out.name, state));
+        arrays.push_back(VtkArray::generated<std::uint8_t>(out.name, n, 1, [&](std::size_t i) {
+          return static_cast<std::uint8_t>((w.flags.host(owner_of(i)) & out.bit) ? 1 : 0);
+        }));
       } else if (kind == Kind::cell_int_column) {
         auto& column = w.cells.column<std::int32_t>(out.column);
-        std::vector<std::int32_t> v(n);
-        exec::host_for(n, [&](std::size_t i) { v[i] = column.host(owner[i]); });
-        arrays.push_back(VtkArray::of(out.name, v));
+        arrays.push_back(VtkArray::generated<std::int32_t>(
+            out.name, n, 1, [&](std::size_t i) { return column.host(owner_of(i)); }));
       } else if (kind == Kind::cell_components) {
         auto& column = w.cells.column<float>(out.column);
         const auto& names = column.component_names();
-        for (int s = 0; s < column.components(); ++s) {
-          std::vector<float> v(n);
-          exec::host_for(n, [&](std::size_t i) { v[i] = column.host(owner[i], s); });
-          arrays.push_back(VtkArray::of(s < static_cast<int>(names.size())
-                                            ? names[static_cast<std::size_t>(s)]
-                                            : out.column + "_" + std::to_string(s),
-                                        v));
-        }
+        for (int s = 0; s < column.components(); ++s)
+          arrays.push_back(VtkArray::generated<float>(
+              s < static_cast<int>(names.size()) ? names[static_cast<std::size_t>(s)]
+                                                 : out.column + "_" + std::to_string(s),
+              n, 1, [&](std::size_t i) { return column.host(owner_of(i), s); }));
       } else {
         auto& column = w.cells.column<float>(out.column);
-        const int nc = column.components();
-        std::vector<float> v(n * static_cast<std::size_t>(nc));
-        exec::host_for(n, [&](std::size_t i) {
-          for (int c = 0; c < nc; ++c)
-            v[i * static_cast<std::size_t>(nc) + static_cast<std::size_t>(c)] = column.host(owner[i], c);
-        });
-        arrays.push_back(VtkArray::of(out.name, v, nc));
+        const auto nc = static_cast<std::size_t>(column.components());
+        arrays.push_back(VtkArray::generated<float>(
+            out.name, n * nc, static_cast<int>(nc),
+            [&](std::size_t i) { return column.host(owner_of(i / nc), static_cast<int>(i % nc)); }));
       }
     }
   return arrays;
@@ -152,20 +144,18 @@ void TissueWriter::write(World& w) {
 
   if (elements_) {
     std::vector<float> points(3 * n_el);
-    std::vector<std::size_t> owner(n_el);
     exec::host_for(n_el, [&](std::size_t e) {
       points[3 * e] = w.x.host(e);
       points[3 * e + 1] = w.y.host(e);
       points[3 * e + 2] = w.z.host(e);
-      owner[e] = static_cast<std::size_t>(w.cell.host(e));
     });
-    auto arrays = owner_arrays(w, owner);
+    auto arrays =
+        owner_arrays(w, n_el, [&](std::size_t e) { return static_cast<std::size_t>(w.cell.host(e)); });
     for (const auto& out : w.outputs()) {
       if (out.kind != Kind::element_column) continue;
       auto& column = w.elements.column<std::int32_t>(out.column);
-      std::vector<std::int32_t> v(n_el);
-      exec::host_for(n_el, [&](std::size_t e) { v[e] = column.host(e); });
-      arrays.push_back(VtkArray::of(out.name, v));
+      arrays.push_back(VtkArray::generated<std::int32_t>(out.name, n_el, 1,
+                                                         [&](std::size_t e) { return column.host(e); }));
     }
     const std::string file = std::string("elements_") + tag + ".vtu";
     element_series_.append(w.time, file);
@@ -175,16 +165,14 @@ void TissueWriter::write(World& w) {
   }
   if (cells_) {
     std::vector<float> points(3 * n_cells);
-    std::vector<std::size_t> owner(n_cells);
     std::vector<std::int32_t> count(n_cells);
     exec::host_for(n_cells, [&](std::size_t c) {
       points[3 * c] = w.cx.host(c);
       points[3 * c + 1] = w.cy.host(c);
       points[3 * c + 2] = w.cz.host(c);
-      owner[c] = c;
       count[c] = w.count.host(c);
     });
-    auto arrays = owner_arrays(w, owner);
+    auto arrays = owner_arrays(w, n_cells, [](std::size_t c) { return c; });
     arrays.push_back(VtkArray::of("element_count", count));
     for (const auto& out : w.outputs()) {
       if (out.kind != Kind::element_count) continue;

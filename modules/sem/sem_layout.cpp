@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/exec/host_for.hpp"
 #include "engine/mesh/mesh_operators.hpp"
 #include "engine/util/random.hpp"
 #include "modules/sem/sem.hpp"
@@ -30,10 +31,12 @@ MonolayerParams read_monolayer_params(const io::ScenarioTable& t) {
   return p;
 }
 
-std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive,
-                           const std::array<float, 3>& up) {
-  add_sem_columns(w);
-  const std::int32_t c = w.add_cell_host();
+namespace {
+
+/// Fills element rows [e0, e0 + n) as cell c's ball (add_ball_cell's elements, in its order). Writes only
+/// those rows: cells may be filled in parallel.
+void fill_ball_cell(World& w, Column<std::int32_t>& types, std::int32_t c, std::size_t e0, float cx, float cy,
+                    float cz, int n, float radius, int adhesive, const std::array<float, 3>& up) {
   const auto id = static_cast<std::uint64_t>(w.cell_id.host(static_cast<std::size_t>(c)));
   std::vector<float> px(static_cast<std::size_t>(n)), py(px.size()), pz(px.size());
   for (int k = 0; k < n; ++k) {
@@ -56,22 +59,48 @@ std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float 
   std::vector<std::int32_t> type(px.size(), 0);
   for (int k = 0; k < std::min(adhesive, n); ++k)
     type[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])] = kAdhesiveElement;
-  for (std::size_t k = 0; k < px.size(); ++k) add_element_host(w, c, px[k], py[k], pz[k], type[k]);
+  for (std::size_t k = 0; k < px.size(); ++k) {
+    w.set_element_host(e0 + k, c, px[k], py[k], pz[k]);
+    types.host(e0 + k) = type[k];
+  }
+}
+
+/// Balls of `n` elements for `centres.size()` new cells (centre and up direction each), appended in order
+/// with their rows filled on the host's threads: the same world as add_ball_cell() for each in turn.
+void add_ball_cells(World& w, const std::vector<std::array<float, 3>>& centres,
+                    const std::vector<std::array<float, 3>>& ups, int n, float radius, int adhesive) {
+  auto& types = add_sem_columns(w);
+  const std::size_t c0 = w.add_cells_host(centres.size());
+  const std::size_t e0 = w.add_elements_host(centres.size() * static_cast<std::size_t>(n));
+  exec::host_for(centres.size(), [&](std::size_t k) {
+    fill_ball_cell(w, types, static_cast<std::int32_t>(c0 + k), e0 + k * static_cast<std::size_t>(n),
+                   centres[k][0], centres[k][1], centres[k][2], n, radius, adhesive, ups[k]);
+  });
+}
+
+}  // namespace
+
+std::int32_t add_ball_cell(World& w, float cx, float cy, float cz, int n, float radius, int adhesive,
+                           const std::array<float, 3>& up) {
+  auto& types = add_sem_columns(w);
+  const std::int32_t c = w.add_cell_host();
+  const std::size_t e0 = w.add_elements_host(static_cast<std::size_t>(n));
+  fill_ball_cell(w, types, c, e0, cx, cy, cz, n, radius, adhesive, up);
   return c;
 }
 
 void seed_monolayer(World& w, const MonolayerParams& p) {
   if (w.cells.size() != 0) throw std::logic_error("seed_monolayer needs an empty world");
-  add_sem_columns(w);
   const auto spacing = static_cast<float>(p.spacing);
   const auto radius = static_cast<float>(p.cell_radius);
-  w.cells.reserve(static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y));
-  w.elements.reserve(static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y) *
-                     static_cast<std::size_t>(p.elements_per_cell));
+  const std::size_t cells = static_cast<std::size_t>(p.cells_x) * static_cast<std::size_t>(p.cells_y);
+  std::vector<std::array<float, 3>> centres(cells), ups(cells, {0.0f, 0.0f, 1.0f});
   for (int j = 0; j < p.cells_y; ++j)
     for (int i = 0; i < p.cells_x; ++i)
-      add_ball_cell(w, (static_cast<float>(i) + 0.5f) * spacing, (static_cast<float>(j) + 0.5f) * spacing,
-                    radius, p.elements_per_cell, radius, p.adhesive_elements);
+      centres[static_cast<std::size_t>(j) * static_cast<std::size_t>(p.cells_x) +
+              static_cast<std::size_t>(i)] = {(static_cast<float>(i) + 0.5f) * spacing,
+                                              (static_cast<float>(j) + 0.5f) * spacing, radius};
+  add_ball_cells(w, centres, ups, p.elements_per_cell, radius, p.adhesive_elements);
   w.commit();
 }
 
@@ -124,15 +153,16 @@ std::size_t seed_on_membrane(World& w, const mesh::TriangleMesh& m, const Membra
     kept.push_back(v);
     grid[key(i, j, k)].push_back(v);
   }
-  w.cells.reserve(kept.size());
-  w.elements.reserve(kept.size() * static_cast<std::size_t>(p.elements_per_cell));
   const auto r = static_cast<float>(p.cell_radius);
+  std::vector<std::array<float, 3>> centres, ups;
   for (std::size_t v : kept) {
     const std::array<float, 3> up{static_cast<float>(normals[v][0]), static_cast<float>(normals[v][1]),
                                   static_cast<float>(normals[v][2])};
-    add_ball_cell(w, static_cast<float>(m.x[v]) + r * up[0], static_cast<float>(m.y[v]) + r * up[1],
-                  static_cast<float>(m.z[v]) + r * up[2], p.elements_per_cell, r, p.adhesive_elements, up);
+    centres.push_back({static_cast<float>(m.x[v]) + r * up[0], static_cast<float>(m.y[v]) + r * up[1],
+                       static_cast<float>(m.z[v]) + r * up[2]});
+    ups.push_back(up);
   }
+  add_ball_cells(w, centres, ups, p.elements_per_cell, r, p.adhesive_elements);
   w.commit();
   return kept.size();
 }
