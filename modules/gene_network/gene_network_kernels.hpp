@@ -148,6 +148,26 @@ struct NeighbourSum {
   }
 };
 
+/// Calls add(j) for every other cell j whose centre lies closer than sqrt(distance2) to cell c's (minimum
+/// image), in the cell list's order; lane `lane` of `lanes` takes its share of the search (exec::group_for).
+/// The one neighbour loop of the built-in network and of written ones (NeighbourMeans), so that both sum
+/// their neighbours in the same order.
+template <class F>
+TISSUE_HD void for_each_neighbour_cell(const CellList::View& bins, const Box& box, Span<const float> cx,
+                                       Span<const float> cy, Span<const float> cz, std::size_t c,
+                                       float distance2, int lane, int lanes, F&& add) {
+  const float px = cx[c], py = cy[c], pz = cz[c];
+  bins.for_each_candidate(
+      px, py, pz,
+      [&](int, const PointTag& q) {
+        if (q.tag == static_cast<std::int32_t>(c)) return;
+        const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
+        if (dx * dx + dy * dy + dz * dz >= distance2) return;
+        add(static_cast<std::size_t>(q.tag));
+      },
+      lane, lanes);
+}
+
 /// One explicit stage for cell c: out = max(0, base + h f(eval, <eval>)), neighbours = other cells
 /// whose centres lie within the neighbour distance (minimum image). `out` may alias `base`, never
 /// `eval`. When `flags` is not empty the cell's suprabasal bit is set from the result (O1 > O2). When
@@ -170,21 +190,13 @@ struct NetworkStage {
   int lanes = 1;  ///< exec::group_for's G: each lane sums its share of the neighbour search
 
   TISSUE_HD Value partial(std::size_t c, int lane) const {
-    const float px = cx[c], py = cy[c], pz = cz[c];
     Value sum;
-    bins.for_each_candidate(
-        px, py, pz,
-        [&](int, const PointTag& q) {
-          if (q.tag == static_cast<std::int32_t>(c)) return;
-          const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
-          if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
-          const auto j = static_cast<std::size_t>(q.tag);
-          sum.s[0] += eval[kNotch * stride + j];
-          sum.s[1] += eval[kDelta * stride + j];
-          sum.s[2] += eval[kBound * stride + j];
-          ++sum.count;
-        },
-        lane, lanes);
+    for_each_neighbour_cell(bins, box, cx, cy, cz, c, neighbour_distance2, lane, lanes, [&](std::size_t j) {
+      sum.s[0] += eval[kNotch * stride + j];
+      sum.s[1] += eval[kDelta * stride + j];
+      sum.s[2] += eval[kBound * stride + j];
+      ++sum.count;
+    });
     return sum;
   }
 

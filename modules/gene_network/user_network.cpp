@@ -29,20 +29,13 @@ struct NeighbourMeans {
   int lanes = 1;  ///< exec::group_for's G, the built-in stage's (exec::lanes_for of the cell count)
 
   TISSUE_HD Value partial(std::size_t c, int lane) const {
-    const float px = cx[c], py = cy[c], pz = cz[c];
     Value sum;
-    bins.for_each_candidate(
-        px, py, pz,
-        [&](int, const PointTag& q) {
-          if (q.tag == static_cast<std::int32_t>(c)) return;
-          const float dx = box.min_image_x(px - q.x), dy = box.min_image_y(py - q.y), dz = pz - q.z;
-          if (dx * dx + dy * dy + dz * dz >= neighbour_distance2) return;
-          const auto other = static_cast<std::size_t>(q.tag);
-          for (int j = 0; j < count; ++j)
-            sum.s[j] += eval[static_cast<std::size_t>(species[j]) * stride + other];
-          ++sum.count;
-        },
-        lane, lanes);
+    for_each_neighbour_cell(bins, box, cx, cy, cz, c, neighbour_distance2, lane, lanes,
+                            [&](std::size_t other) {
+                              for (int j = 0; j < count; ++j)
+                                sum.s[j] += eval[static_cast<std::size_t>(species[j]) * stride + other];
+                              ++sum.count;
+                            });
     return sum;
   }
   TISSUE_HD void finish(std::size_t c, const Value& sum) const {
