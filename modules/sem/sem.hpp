@@ -73,8 +73,10 @@ struct SemParams {
   /// farther than the bins' slack (bin width - cutoff) from where it was binned: forces are exact whatever
   /// the value; it trades sorts against wider searches. After a hook (World::revision) or a resize the list
   /// is always rebuilt. Forces are summed in the bins' order, so results differ at float rounding between
-  /// values.
-  int rebuild_every = 4;
+  /// values. Default 1 (a build every step): a restart builds its list at the restart step, so with reuse
+  /// a restarted run equals the uninterrupted one only to float rounding (not byte for byte) unless the
+  /// checkpoint's step is a build step.
+  int rebuild_every = 1;
   /// Threads take the elements in the cell list's order (neighbouring threads, neighbouring elements) instead
   /// of the table's; the same forces. Not a scenario key.
   bool by_bins = false;
