@@ -431,6 +431,19 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
   return x.str();
 }
 
+/// /systems/<name>/integers/<key> (one int64 each) and /systems/<name>/arrays/<key> (float32, 1-D).
+void write_systems(const Writer& w, hid_t file, const SystemStates& systems) {
+  Handle root = w.group(file, "systems");
+  for (const auto& [name, state] : systems) {
+    Handle g = w.group(root.get(), name);
+    Handle integers = w.group(g.get(), "integers");
+    for (const auto& [key, value] : state.integers) w.dataset(integers.get(), key, ScalarType::i64, {1}, &value);
+    Handle arrays = w.group(g.get(), "arrays");
+    for (const auto& [key, values] : state.arrays)
+      w.dataset(arrays.get(), key, ScalarType::f32, {static_cast<hsize_t>(values.size())}, values.data());
+  }
+}
+
 // ---- reading ---------------------------------------------------------------------------------------
 
 /// Throws InputError for a checkpoint that cannot be read or does not fit.
@@ -564,6 +577,25 @@ class Reader {
       fail_hdf5("cannot read dataset " + where + " (checksum mismatch: the file is damaged?)");
   }
 
+  /// The dimensions of dataset `name` of `loc`, at most `max_values` values in all.
+  std::vector<hsize_t> extent(hid_t loc, const std::string& name, const std::string& where,
+                              hsize_t max_values) const {
+    if (!exists(loc, name)) fail("missing dataset " + where);
+    Handle set(H5Dopen2(loc, name.c_str(), H5P_DEFAULT), H5Dclose);
+    if (!set.valid()) fail_hdf5("cannot open dataset " + where);
+    Handle space(H5Dget_space(set.get()), H5Sclose);
+    const int rank = space.valid() ? H5Sget_simple_extent_ndims(space.get()) : -1;
+    if (rank < 0 || rank > 8) fail("dataset " + where + " has no sane shape");
+    std::vector<hsize_t> dims(static_cast<std::size_t>(rank));
+    if (H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) < 0) fail_hdf5("cannot read " + where);
+    hsize_t count = 1;
+    for (auto d : dims) {
+      if (d > max_values || count * d > max_values) fail("dataset " + where + " is larger than expected");
+      count *= d;
+    }
+    return dims;
+  }
+
   /// Names of the links in group `loc`, in name order.
   std::vector<std::string> members(hid_t loc, const std::string& where) const {
     std::vector<std::string> names;
@@ -661,10 +693,40 @@ void read_series(const Reader& r, hid_t file, const std::vector<PvdSeries*>& ser
   }
 }
 
+/// What write_systems() wrote; no /systems group (a checkpoint of systems that keep no state, or written
+/// before states were recorded) reads as none.
+SystemStates read_systems(const Reader& r, hid_t file) {
+  SystemStates out;
+  if (!r.exists(file, "systems")) return out;
+  Handle root = r.group(file, "systems", "/systems");
+  for (const auto& name : r.members(root.get(), "/systems")) {
+    const std::string where = "/systems/" + name;
+    Handle g = r.group(root.get(), name, where);
+    SystemState state;
+    Handle integers = r.group(g.get(), "integers", where + "/integers");
+    for (const auto& key : r.members(integers.get(), where + "/integers")) {
+      std::int64_t v = 0;
+      r.dataset(integers.get(), key, where + "/integers/" + key, ScalarType::i64, {1}, &v);
+      state.integers[key] = v;
+    }
+    Handle arrays = r.group(g.get(), "arrays", where + "/arrays");
+    for (const auto& key : r.members(arrays.get(), where + "/arrays")) {
+      const std::string at = where + "/arrays/" + key;
+      const auto dims = r.extent(arrays.get(), key, at, hsize_t{1} << 31);
+      if (dims.size() != 1) r.fail("dataset " + at + " is not one-dimensional");
+      std::vector<float> values(static_cast<std::size_t>(dims[0]));
+      r.dataset(arrays.get(), key, at, ScalarType::f32, dims, values.data());
+      state.arrays[key] = std::move(values);
+    }
+    out.emplace_back(name, std::move(state));
+  }
+  return out;
+}
+
 }  // namespace
 
 void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader& header,
-                      const std::vector<PvdSeries*>& series) {
+                      const std::vector<PvdSeries*>& series, const SystemStates& systems) {
   quiet_hdf5();
   world.download();
   const fs::path tmp = temporary_path(path);
@@ -704,6 +766,7 @@ void write_checkpoint(const fs::path& path, World& world, const CheckpointHeader
       write_view(w, f, world);
       write_fields(w, f, world);
       write_series(w, f, series);
+      if (!systems.empty()) write_systems(w, f, systems);
       w.check_status(H5Fflush(f, H5F_SCOPE_GLOBAL), "flush");
       w.check_status(file.close(), "close");
     }
@@ -752,7 +815,7 @@ CheckpointHeader read_checkpoint_header(const fs::path& path) {
   return h;
 }
 
-void read_checkpoint_state(const fs::path& path, World& world, const std::vector<PvdSeries*>& series) {
+SystemStates read_checkpoint_state(const fs::path& path, World& world, const std::vector<PvdSeries*>& series) {
   const Reader r(path);
   Handle file = r.open();
   const hid_t f = file.get();
@@ -763,6 +826,7 @@ void read_checkpoint_state(const fs::path& path, World& world, const std::vector
   read_tables(r, f, world);
   read_fields(r, f, world);
   read_series(r, f, series);
+  SystemStates systems = read_systems(r, f);
   world.step = step;
   world.time = time;
   world.next_cell_id = next_cell_id;
@@ -775,6 +839,7 @@ void read_checkpoint_state(const fs::path& path, World& world, const std::vector
   world.cells.upload();
   world.elements.upload();
   for (const auto& field : world.fields) field->upload();
+  return systems;
 }
 
 // ---- CheckpointSeries ------------------------------------------------------------------------------
@@ -810,10 +875,10 @@ std::vector<std::pair<std::int64_t, fs::path>> complete_checkpoints(const fs::pa
 }  // namespace
 
 fs::path CheckpointSeries::write(World& world, const CheckpointHeader& header,
-                                 const std::vector<PvdSeries*>& series) {
+                                 const std::vector<PvdSeries*>& series, const SystemStates& systems) {
   const bool failed = header.status == "failed";
   const fs::path path = dir_ / file_name(world.step, failed);
-  write_checkpoint(path, world, header, series);
+  write_checkpoint(path, world, header, series, systems);
   if (!failed) {
     auto all = complete_checkpoints(dir_);
     for (std::size_t i = 0; i + static_cast<std::size_t>(keep_) < all.size(); ++i) {

@@ -16,6 +16,9 @@
 ///     /fields/<field>   attribute grid_spacing; a dataset per host array (e.g. (nz, ny, nx) per species);
 ///                       surface fields also mesh/points (n, 3) and mesh/triangles (faces, 3), for viewers
 ///     /output/<x.pvd>   dataset times, attribute files (newline-separated): the series to continue
+///     /systems/<name>   only for systems that keep state between steps (engine/core/system_state.hpp):
+///                       integers/<key> (1) int64 and arrays/<key> (n) float32, e.g. /systems/sem with the
+///                       positions its reused cell list was built on
 ///     /view/<table>     for viewers only, never read back: points (size, 3) of a table with coordinates, and
 ///                       <column>/<component> (size) per component of a multi-component column, named after
 ///                       it (a species) or <column>_<k>: the shapes ParaView's XDMF 3 reader takes
@@ -33,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/system_state.hpp"
 #include "engine/core/world.hpp"
 
 namespace tissue::io {
@@ -62,11 +66,12 @@ struct CheckpointHeader {
   std::string input_files;
 };
 
-/// Writes `world` (downloaded first) with `header` and the output `series` to `path` atomically, and
-/// `path` with extension .xdmf beside it. The header's step and time are taken from the world.
+/// Writes `world` (downloaded first) with `header`, the output `series` and the systems' states (the
+/// schedule's Schedule::save_states(world)) to `path` atomically, and `path` with extension .xdmf beside
+/// it. The header's step and time are taken from the world.
 /// @throws std::runtime_error on any HDF5 or file-system failure; no partial file is left.
 void write_checkpoint(const std::filesystem::path& path, World& world, const CheckpointHeader& header,
-                      const std::vector<PvdSeries*>& series);
+                      const std::vector<PvdSeries*>& series, const SystemStates& systems = {});
 
 /// Opens `path` and reads its header.
 /// @throws InputError naming the file and the reason: missing, not HDF5, truncated, not a tissue
@@ -76,9 +81,10 @@ CheckpointHeader read_checkpoint_header(const std::filesystem::path& path);
 /// Loads the state in `path` into `world`, which must have been built from the checkpoint's scenario
 /// (same tables, columns and fields), and uploads it. Series in `series` whose .pvd file name the
 /// checkpoint recorded get its entries (pass none when the output goes to another directory).
+/// @return the systems' states it holds, for Schedule::restore_states() (empty when none kept any).
 /// @throws InputError if a table, column or field is missing, of another type or shape, a checksum fails,
 /// the sizes are inconsistent, or the tables violate World::check_consistency().
-void read_checkpoint_state(const std::filesystem::path& path, World& world,
+SystemStates read_checkpoint_state(const std::filesystem::path& path, World& world,
                            const std::vector<PvdSeries*>& series);
 
 /// The checkpoints of one output directory: checkpoint_<step>.h5 with its .xdmf, the newest `keep` kept
@@ -88,9 +94,9 @@ class CheckpointSeries {
  public:
   /// @param keep  checkpoints to keep (>= 1)
   CheckpointSeries(std::filesystem::path dir, int keep);
-  /// Writes the world's checkpoint for its current step; returns its path.
+  /// Writes the world's checkpoint for its current step (write_checkpoint()); returns its path.
   std::filesystem::path write(World& world, const CheckpointHeader& header,
-                              const std::vector<PvdSeries*>& series);
+                              const std::vector<PvdSeries*>& series, const SystemStates& systems = {});
   /// File name of the checkpoint of `step`.
   static std::string file_name(std::int64_t step, bool failed);
   /// The newest complete, not failed checkpoint in `dir`. @throws InputError when there is none.

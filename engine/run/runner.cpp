@@ -204,8 +204,13 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
     out_.clear();
   }
   if (!checkpoint.empty()) {
-    io::read_checkpoint_state(checkpoint, *sim.world,
-                              same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
+    const SystemStates states = io::read_checkpoint_state(
+        checkpoint, *sim.world, same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
+    try {
+      sim.schedule.restore_states(*sim.world, states);
+    } catch (const InputError& e) {
+      throw InputError("checkpoint " + checkpoint.string() + ": " + e.what());
+    }
     // snapshots are written on a host thread: a run killed meanwhile left its checkpoint naming one that is
     // not on disk; the series goes on without it
     if (same_dir)
@@ -262,7 +267,8 @@ std::string Runner::write_checkpoint(const char* status, const std::string& mess
   exec::synchronize();
   const double start = now_seconds();
   io::CheckpointSeries series(out_, sim_->checkpoint.keep);
-  std::string path = series.write(*sim_->world, header_, writer_->series()).string();
+  std::string path =
+      series.write(*sim_->world, header_, writer_->series(), sim_->schedule.save_states(*sim_->world)).string();
   checkpoint_seconds_ += now_seconds() - start;
   return path;
 }
@@ -286,8 +292,8 @@ void Runner::write_checkpoint_to(const fs::path& path) {
   header.status = "ok";
   header.message.clear();
   header.dt = sim_->dt;
-  io::write_checkpoint(path, *sim_->world, header,
-                       writer_ ? writer_->series() : std::vector<io::PvdSeries*>{});
+  io::write_checkpoint(path, *sim_->world, header, writer_ ? writer_->series() : std::vector<io::PvdSeries*>{},
+                       sim_->schedule.save_states(*sim_->world));
 }
 
 void Runner::finish(const char* status, int exit_code, const std::string& message) {

@@ -79,6 +79,33 @@ std::vector<std::string> Schedule::system_names() const {
   return out;
 }
 
+SystemStates Schedule::save_states(World& world) const {
+  SystemStates out;
+  for (const auto& e : systems_) {
+    SystemState state = e.system->save_state(world);
+    if (state.empty()) continue;
+    for (const auto& [name, other] : out)
+      if (name == e.system->name())
+        throw std::logic_error("schedule: two systems named '" + name + "' keep state between steps");
+    out.emplace_back(e.system->name(), std::move(state));
+  }
+  return out;
+}
+
+void Schedule::restore_states(World& world, const SystemStates& states) {
+  for (std::size_t k = 0; k < states.size(); ++k) {
+    const std::string& name = states[k].first;
+    for (std::size_t j = 0; j < k; ++j)
+      if (states[j].first == name) throw InputError("the state of system '" + name + "' is given twice");
+    const auto it = std::find_if(systems_.begin(), systems_.end(),
+                                 [&](const SystemEntry& e) { return e.system->name() == name; });
+    if (it == systems_.end())
+      throw InputError("state of a system '" + name + "', which this model does not have (systems: " +
+                       join(system_names()) + ")");
+    it->system->restore_state(world, states[k].second);
+  }
+}
+
 void Schedule::add_hook(std::string name, int every, Hook hook, AccessList access) {
   if (every < 1) throw std::invalid_argument("hook '" + name + "': every must be >= 1");
   hooks_.push_back({std::move(name), every, std::move(hook), std::move(access)});

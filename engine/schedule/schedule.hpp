@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "engine/core/system_state.hpp"
 #include "engine/core/world.hpp"
+#include "engine/exec/error.hpp"
 #include "engine/exec/recording.hpp"
 #include "engine/schedule/access.hpp"
 
@@ -62,6 +64,22 @@ class System {
     (void)ctx;
     return 0;
   }
+  /// What the system carries into the step world.step that the World does not hold and its results depend
+  /// on (system_state.hpp), for a checkpoint of `world` as it is now (after the last step's hooks). May
+  /// download from the device. Default: nothing (a system whose steps depend on the World alone).
+  virtual SystemState save_state(World& world) const {
+    (void)world;
+    return {};
+  }
+  /// Takes back what save_state() returned, into a system built from the same scenario whose `world` was
+  /// just loaded from the same checkpoint; the next run() continues as the saving system's would have.
+  /// @throws InputError if `state` does not fit `world` (the default refuses any state: a system that saves
+  /// none cannot take one, the checkpoint is of another model or version).
+  virtual void restore_state(World& world, const SystemState& state) {
+    (void)world;
+    (void)state;
+    throw InputError("system '" + name() + "' keeps no state between steps, but the checkpoint holds some");
+  }
 };
 
 /// A CPU hook: runs on host mirrors between steps and may add/remove entities.
@@ -88,6 +106,11 @@ class Schedule {
   void check_access() const;
   /// Names of the systems, in order.
   std::vector<std::string> system_names() const;
+  /// Every system's non-empty save_state(), by name, in order (for a checkpoint of `world`).
+  SystemStates save_states(World& world) const;
+  /// Hands each state to the system of its name (System::restore_state). @throws InputError for a name no
+  /// system of the schedule has, or a name given twice.
+  void restore_states(World& world, const SystemStates& states);
   /// Adds a hook that runs after every `every`-th step (>= 1). Hooks run in the order of addition. `access`
   /// lists what the hook reads and writes, for describe() (hooks run between steps on host mirrors, so the
   /// step-order check does not apply to them).

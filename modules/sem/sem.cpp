@@ -200,6 +200,11 @@ AccessList SemSystem::access() const {
   return access.write("elements", "x", "y", "z");
 }
 
+void SemSystem::build_list(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
+  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box, static_cast<float>(params_.effective_bin_size()),
+              static_cast<float>(params_.z_extent));
+}
+
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z,
                                    bool refresh) {
   CellList::View bins;
@@ -208,8 +213,7 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
     bins = bins_.moved_view(std::as_const(moved_max_).span(),
                             static_cast<float>(params_.effective_inter_cutoff()));
   } else {
-    bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
-                static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
+    build_list(w, x, y, z);
     bins = bins_.view();
   }
   Span<const std::int32_t> cell_type;
@@ -247,13 +251,17 @@ void SemSystem::rk2_stages(World& w, float dt, bool build) {
                                              w.z.span(), dt, Span<float>(), false, lanes, params_.by_bins});
 }
 
+bool SemSystem::reuses_list_at(const World& w, std::int64_t step) const {
+  return built_ && w.revision == built_revision_ && w.elements.size() == built_rows_ &&
+         w.elements.capacity() == built_capacity_ && step >= built_step_ &&
+         step - built_step_ < std::max(1, params_.rebuild_every);
+}
+
 std::uint64_t SemSystem::prepare(World& w, const StepContext& ctx) {
-  const bool build = !built_ || w.revision != built_revision_ || w.elements.size() != built_rows_ ||
-                     w.elements.capacity() != built_capacity_ || ctx.step < built_step_ ||
-                     ctx.step - built_step_ >= std::max(1, params_.rebuild_every);
+  const bool build = !reuses_list_at(w, ctx.step);
   if (build) note_build(w, ctx.step);
   build_next_ = build;
-  return build ? 1 : 0;
+  return build ? 1 : (restored_ ? 2 : 0);
 }
 
 void SemSystem::note_build(const World& w, std::int64_t step) {
@@ -262,6 +270,47 @@ void SemSystem::note_build(const World& w, std::int64_t step) {
   built_rows_ = w.elements.size();
   built_capacity_ = w.elements.capacity();
   built_step_ = step;
+  restored_ = false;
+}
+
+SystemState SemSystem::save_state(World& w) const {
+  SystemState state;
+  const std::size_t n = w.elements.size();
+  if (params_.rebuild_every <= 1 || n == 0 || !reuses_list_at(w, w.step)) return state;
+  state.integers["built_step"] = built_step_;
+  const std::pair<const char*, const DeviceBuffer<float>*> saved[] = {{"x", &xb_}, {"y", &yb_}, {"z", &zb_}};
+  for (const auto& [key, buffer] : saved) {
+    std::vector<float> values(n);
+    buffer->download(values.data(), n);
+    state.arrays[key] = std::move(values);
+  }
+  return state;
+}
+
+void SemSystem::restore_state(World& w, const SystemState& state) {
+  const std::size_t n = w.elements.size();
+  const auto step = state.integers.find("built_step");
+  if (step == state.integers.end()) throw InputError("the state of system 'sem' has no built_step");
+  if (params_.rebuild_every <= 1 || step->second > w.step ||
+      w.step - step->second >= std::max(1, params_.rebuild_every))
+    throw InputError("the state of system 'sem' holds a cell list built at step " +
+                     std::to_string(step->second) + ", which step " + std::to_string(w.step) +
+                     " cannot reuse with sem.rebuild_every = " + std::to_string(params_.rebuild_every));
+  for (const char* key : {"x", "y", "z"}) {
+    const auto a = state.arrays.find(key);
+    if (a == state.arrays.end() || a->second.size() != n)
+      throw InputError(std::string("the state of system 'sem' needs an array '") + key + "' of " +
+                       std::to_string(n) + " values (one per element)");
+  }
+  const std::size_t cap = w.elements.capacity();
+  xb_.ensure(cap);
+  yb_.ensure(cap);
+  zb_.ensure(cap);
+  xb_.upload(state.arrays.at("x").data(), n);
+  yb_.upload(state.arrays.at("y").data(), n);
+  zb_.upload(state.arrays.at("z").data(), n);
+  note_build(w, step->second);
+  restored_ = true;
 }
 
 void SemSystem::run(World& w, const StepContext& ctx) {
@@ -282,6 +331,10 @@ void SemSystem::run(World& w, const StepContext& ctx) {
     zb_.ensure(cap);
   }
   if (build) note_build(w, ctx.step);
+  if (!build && restored_) {  // the first step after restore_state(): the list the saving run reused
+    build_list(w, std::as_const(xb_).span(), std::as_const(yb_).span(), std::as_const(zb_).span());
+    restored_ = false;
+  }
   if (build && reuses)
     exec::parallel_for(n,
                        CopyPositions{w.x.span(), w.y.span(), w.z.span(), xb_.span(), yb_.span(), zb_.span()});

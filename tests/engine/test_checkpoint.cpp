@@ -135,12 +135,12 @@ std::pair<std::vector<std::string>, std::vector<std::string>> run_and_restart(co
   io::PvdSeries series(file.parent_path() / "x.pvd");
   series.restore({{0.0, "x_0.vti"}, {1.5, "x_1.vti"}});
   a->advance(n1);
-  io::write_checkpoint(file, *a->world, header_of(*a, text), {&series});
+  io::write_checkpoint(file, *a->world, header_of(*a, text), {&series}, a->schedule.save_states(*a->world));
   a->advance(n2 - n1);
 
   auto b = build(text);
   io::PvdSeries restored(file.parent_path() / "x.pvd");
-  io::read_checkpoint_state(file, *b->world, {&restored});
+  (void)io::read_checkpoint_state(file, *b->world, {&restored});
   REQUIRE(b->world->step == n1);
   REQUIRE(restored.entries() == series.entries());
   b->advance(n2 - n1);
@@ -182,6 +182,63 @@ TEST_CASE("restart from a checkpoint continues an epidermis run with division bi
   sim->advance(400);
   CHECK(sim->world->cells.size() > cells0);  // the runs above did cross divisions
   fs::remove_all(dir);
+}
+
+TEST_CASE("restart continues bit for bit an epidermis run that reuses its cell list over 4 steps",
+          "[checkpoint]") {
+  // the list is built at the hooks' steps (100, 200, 300) and every 4 steps after: a checkpoint at 150, 151
+  // or 250 falls while it is reused, and the restart must rebuild it on the positions it was built on
+  const std::string text = std::string(kEpidermis) + "[sem]\nrebuild_every = 4\n";
+  const fs::path dir = temp_dir("checkpoint_reuse");
+  for (const std::int64_t n1 : {150, 151, 152, 250}) {
+    INFO("checkpoint at step " << n1);
+    const auto [straight, restarted] = run_and_restart(text.c_str(), n1, 300, dir / "e.h5");
+    CHECK(straight == restarted);
+    // the list built at step 148 (or 248) is still in use at 150, 151 (250, 251); one is built at 152
+    auto loaded = build(text.c_str());
+    const SystemStates states = io::read_checkpoint_state(dir / "e.h5", *loaded->world, {});
+    if (n1 % 4 == 0) {
+      CHECK(states.empty());
+    } else {
+      REQUIRE(states.size() == 1);
+      CHECK(states[0].first == "sem");
+      CHECK(states[0].second.integers.at("built_step") == n1 / 4 * 4);
+      CHECK(states[0].second.arrays.at("x").size() == loaded->world->elements.size());
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a system state that does not fit the restarted model is refused", "[checkpoint]") {
+  const std::string text = std::string(kEpidermis) + "[sem]\nrebuild_every = 4\n";
+  auto sim = build(text.c_str());
+  sim->advance(10);  // built at 8: steps 10 and 11 reuse it
+  const SystemStates good = sim->schedule.save_states(*sim->world);
+  REQUIRE(good.size() == 1);
+  const auto refused = [&](SystemStates states) {
+    auto b = build(text.c_str());
+    b->world->step = 10;
+    try {
+      b->schedule.restore_states(*b->world, states);
+    } catch (const InputError&) {
+      return true;
+    }
+    return false;
+  };
+  CHECK_FALSE(refused(good));
+  SystemStates short_array = good;
+  short_array[0].second.arrays["y"].pop_back();
+  CHECK(refused(short_array));
+  SystemStates stale = good;
+  stale[0].second.integers["built_step"] = 4;  // a list built at 4 is not reused at step 10
+  CHECK(refused(stale));
+  SystemStates unknown = good;
+  unknown[0].first = "no_such_system";
+  CHECK(refused(unknown));
+  CHECK(refused({good[0], good[0]}));
+  // a model that reuses nothing takes no state
+  auto grid = build(kGrid);
+  CHECK_THROWS_AS(grid->schedule.restore_states(*grid->world, good), InputError);
 }
 
 TEST_CASE("restart from a checkpoint continues a grid RD run (RK4, noise) bit for bit", "[checkpoint]") {
