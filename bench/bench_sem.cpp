@@ -1,7 +1,7 @@
 // SEM throughput: RK2 steps of subcellular-element mechanics on a packed multilayer tissue slab.
 //
 //   bench_sem [--backend cpu|cuda] [--elements N ...] [--steps K] [--bandwidth GB/s] [--lanes G ...]
-//             [--bin-size W ...] [--rebuild-every K ...]
+//             [--bin-size W ...] [--rebuild-every K ...] [--per-cell N]
 //
 // Prints, per size: element-steps per second, time per step with its split into cell-list builds and
 // force stages, and the ratio of the time to a memory-traffic floor (bytes that must stream through
@@ -28,11 +28,13 @@ using bench::seconds_since;
 
 namespace {
 
-/// Cells of 20 elements on a cubic lattice of pitch 0.6 (the density of the packed epidermis), four
-/// layers thick, periodic in x and y; a quarter of the bottom layer's elements adhere to the membrane.
-std::unique_ptr<World> make_slab(std::size_t target_elements) {
-  const int per_cell = 20, layers = 4;
-  const float pitch = 0.6f;
+/// Cells of `per_cell` elements (default 20) on a cubic lattice of pitch 0.6 (20)^(-1/3) per_cell^(1/3) (the
+/// density of the packed epidermis whatever per_cell), four layers thick, periodic in x and y; a quarter of the
+/// bottom layer's elements adhere to the membrane. per_cell = 1 leaves only intercellular pairs: the
+/// difference to 20 is what the intracellular sums cost.
+std::unique_ptr<World> make_slab(std::size_t target_elements, int per_cell) {
+  const int layers = 4;
+  const auto pitch = static_cast<float>(0.6 * std::cbrt(per_cell / 20.0));
   const auto cells = static_cast<double>(target_elements) / per_cell;
   const int side = std::max(4, static_cast<int>(std::lround(std::sqrt(cells / layers))));
   Box box;
@@ -44,7 +46,8 @@ std::unique_ptr<World> make_slab(std::size_t target_elements) {
     for (int j = 0; j < side; ++j)
       for (int i = 0; i < side; ++i)
         sem::add_ball_cell(*w, (static_cast<float>(i) + 0.5f) * pitch, (static_cast<float>(j) + 0.5f) * pitch,
-                           0.3f + static_cast<float>(k) * pitch, per_cell, 0.3f, k == 0 ? 5 : 0);
+                           0.3f + static_cast<float>(k) * pitch, per_cell, 0.5f * pitch,
+                        k == 0 ? (per_cell + 3) / 4 : 0);
   w->commit();
   return w;
 }
@@ -67,6 +70,8 @@ int main(int argc, char** argv) {
   std::vector<int> rebuild_list{sem::SemParams{}.rebuild_every};
   app.add_option("--rebuild-every", rebuild_list, "steps between cell-list builds to run (sem.rebuild_every)")
       ->check(CLI::Range(1, 1000));
+  int per_cell = 20;
+  app.add_option("--per-cell", per_cell, "elements per cell (1: no intracellular pairs)")->check(CLI::Range(1, 64));
   bool by_bins = false;
   app.add_flag("--by-bins", by_bins, "threads take the elements in the cell list's order");
   app.add_option("--steps", steps, "timed RK2 steps per size (default: 200 on cuda, 5 on cpu)");
@@ -91,7 +96,7 @@ int main(int argc, char** argv) {
     for (const double bin_size : bin_sizes)
       for (const int rebuild_every : rebuild_list)
         for (const int lanes : lanes_list) {
-          auto world = make_slab(target);
+          auto world = make_slab(target, per_cell);
           World& w = *world;
           const std::size_t n = w.elements.size();
           sem::SemParams params;
