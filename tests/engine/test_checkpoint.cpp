@@ -140,7 +140,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> run_and_restart(co
 
   auto b = build(text);
   io::PvdSeries restored(file.parent_path() / "x.pvd");
-  (void)io::read_checkpoint_state(file, *b->world, {&restored});
+  b->schedule.restore_states(*b->world, io::read_checkpoint_state(file, *b->world, {&restored}));
   REQUIRE(b->world->step == n1);
   REQUIRE(restored.entries() == series.entries());
   b->advance(n2 - n1);
