@@ -57,6 +57,31 @@ TISSUE_HD inline float rsqrt(float x) {
 TISSUE_HD inline double rsqrt(double x) {
   return 1.0 / ::sqrt(x);
 }
+/// 2^x with subnormal results flushed to zero: on the device the bare special-function instruction
+/// (ex2.approx.ftz.f32; exp2f adds a range test and two multiplies around it for results below 2^-126), on the
+/// host exp2f. Equal to exp2() wherever 2^x >= 2^-126. For sums to which a term below 2^-126 adds nothing
+/// (the Morse forces of the SEM).
+TISSUE_HD inline float exp2_ftz(float x) {
+#if TISSUE_ON_DEVICE
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return ::exp2f(x);
+#endif
+}
+/// rsqrt() for x >= 2^-126 (a subnormal x reads as 0): on the device the bare special-function instruction
+/// (rsqrt.approx.ftz.f32; rsqrtf rescales subnormal arguments around it), on the host 1 / sqrtf(x). Equal to
+/// rsqrt() wherever x >= 2^-126, e.g. squared distances of points at least 1.1e-19 apart.
+TISSUE_HD inline float rsqrt_ftz(float x) {
+#if TISSUE_ON_DEVICE
+  float y;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return 1.0f / ::sqrtf(x);
+#endif
+}
 TISSUE_HD inline float cos(float x) {
   return ::cosf(x);
 }

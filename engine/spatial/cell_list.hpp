@@ -27,6 +27,18 @@ struct alignas(16) PointTag {
   std::int32_t tag;
 };
 
+/// Point s of a sorted copy, in one 16-byte load (on the device through the read-only data cache: the sorted
+/// copy does not change while a kernel searches it). A field-by-field read compiles to four loads, the tag's
+/// first and the position's only after the caller's test of it: two memory latencies per candidate.
+TISSUE_HD inline PointTag load_point(const PointTag* points, int s) {
+#if TISSUE_ON_DEVICE
+  const float4 v = __ldg(reinterpret_cast<const float4*>(points) + s);
+  return PointTag{v.x, v.y, v.z, __float_as_int(v.w)};
+#else
+  return points[s];
+#endif
+}
+
 /// Grid geometry of a cell list.
 struct CellGrid {
   int n[3] = {1, 1, 1};                  ///< bins per axis
@@ -64,7 +76,7 @@ class CellList {
     /// With `moved`: the largest distance queried [length] (<= the build's min_bin).
     float reach = 0.0f;
 
-    /// Calls f(s, point) for every sorted point s in the bins around (px, py, pz), in a fixed order.
+    /// Calls f(s, point) (point: a PointTag by value) for every sorted point s in the bins around (px, py, pz), in a fixed order.
     /// Candidates include far points (aliasing) and the query point itself; f must test distances.
     /// After refresh() (`moved` set) the bins are those of the build positions, so the search widens to
     /// every bin within reach + moved of the query (1 bin per side while reach + moved <= the bin width).
@@ -95,13 +107,13 @@ class CellList {
           if (run) {
             const int end = bin_start[row + static_cast<std::uint32_t>(cx + 2)];
             for (int s = bin_start[row + static_cast<std::uint32_t>(cx - 1)] + lane; s < end; s += lanes)
-              f(s, points[static_cast<std::size_t>(s)]);
+              f(s, load_point(points.data(), s));
             continue;
           }
           for (int dx = grid.offset_lo[0]; dx <= grid.offset_hi[0]; ++dx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(cx + dx, 0));
             const int end = bin_start[b + 1];
-            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, points[static_cast<std::size_t>(s)]);
+            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, load_point(points.data(), s));
           }
         }
       }
@@ -136,13 +148,13 @@ class CellList {
           if (run) {
             const int end = bin_start[row + static_cast<std::uint32_t>(hi[0] + 1)];
             for (int s = bin_start[row + static_cast<std::uint32_t>(lo[0])] + lane; s < end; s += lanes)
-              f(s, points[static_cast<std::size_t>(s)]);
+              f(s, load_point(points.data(), s));
             continue;
           }
           for (int jx = lo[0]; jx <= hi[0]; ++jx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(jx, 0));
             const int end = bin_start[b + 1];
-            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, points[static_cast<std::size_t>(s)]);
+            for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, load_point(points.data(), s));
           }
         }
       }

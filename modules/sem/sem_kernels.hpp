@@ -81,9 +81,10 @@ struct MorseForce {
 };
 
 /// -dV/dr [energy/length] from prepared coefficients; equals morse_force(r, m) to float rounding (the
-/// exponent's relative rounding, ~r/xi 2^-24, is the only difference).
+/// exponent's relative rounding, ~r/xi 2^-24, is the only difference). Exponentials below 2^-126 (r beyond
+/// 87 xi) count as 0 (math::exp2_ftz: one instruction each on the GPU).
 TISSUE_HD inline float morse_force(float r, const MorseForce& c) {
-  return c.a * math::exp2(-r * c.k1) - c.b * math::exp2(-r * c.k2);
+  return c.a * math::exp2_ftz(-r * c.k1) - c.b * math::exp2_ftz(-r * c.k2);
 }
 
 /// Most cell types a scenario may declare (the pair table is kMaxCellTypes^2 entries).
@@ -183,7 +184,7 @@ struct ElementForce {
       const float dz = pz - z[kk];
       const float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 >= p.intra_cutoff2 || r2 <= 0.0f) continue;
-      const float r_inv = math::rsqrt(r2);
+      const float r_inv = math::rsqrt_ftz(r2);  // r2 > 0: distinct points
       const float s = morse_force(r2 * r_inv, intra) * r_inv;
       f.x += s * dx;
       f.y += s * dy;
@@ -204,7 +205,7 @@ struct ElementForce {
       const float dz = pz - q.z;
       const float r2 = dx * dx + dy * dy + dz * dz;
       if (r2 >= pair.cutoff2 || r2 <= 0.0f) return;
-      const float r_inv = math::rsqrt(r2);
+      const float r_inv = math::rsqrt_ftz(r2);  // r2 > 0: distinct points
       const float magnitude = morse_force(r2 * r_inv, pair.force);
       const float s = (magnitude > pair.min_force ? magnitude : pair.min_force) * r_inv;
       f.x += s * dx;
