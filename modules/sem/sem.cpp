@@ -301,6 +301,11 @@ void SemSystem::restore_state(World& w, const SystemState& state) {
     if (a == state.arrays.end() || a->second.size() != n)
       throw InputError(std::string("the state of system 'sem' needs an array '") + key + "' of " +
                        std::to_string(n) + " values (one per element)");
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(a->second[i]))
+        throw InputError(std::string("the state of system 'sem' holds a build position ") + key + " = " +
+                         std::to_string(a->second[i]) + " of element " + std::to_string(i) +
+                         ", not a finite number");
   }
   const std::size_t cap = w.elements.capacity();
   xb_.ensure(cap);

@@ -129,8 +129,8 @@ class SemSystem final : public System {
   /// a restart would build at once and sum neighbours in another order (float rounding). Else nothing.
   SystemState save_state(World& world) const override;
   /// Takes save_state()'s list state back: the next step rebuilds the list on those positions and goes on
-  /// reusing it as the saving run did. @throws InputError for missing entries, arrays not #elements long, or
-  /// a build step the list could not still be in use at.
+  /// reusing it as the saving run did. @throws InputError for missing entries, arrays not #elements long, a
+  /// non-finite position, or a build step the list could not still be in use at.
   void restore_state(World& world, const SystemState& state) override;
 
   /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].

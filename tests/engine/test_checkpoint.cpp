@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -229,6 +230,11 @@ TEST_CASE("a system state that does not fit the restarted model is refused", "[c
   SystemStates short_array = good;
   short_array[0].second.arrays["y"].pop_back();
   CHECK(refused(short_array));
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    SystemStates not_finite = good;
+    not_finite[0].second.arrays["z"][3] = bad;
+    CHECK(refused(not_finite));
+  }
   SystemStates stale = good;
   stale[0].second.integers["built_step"] = 4;  // a list built at 4 is not reused at step 10
   CHECK(refused(stale));
