@@ -1,0 +1,128 @@
+// The exchanges of a decomposed run over MPI ranks (run by CTest under mpirun -np 2, 3 and 4): the ghosts
+// each rank receives equal a brute-force selection of every point's periodic images; the forces on owned
+// points from owned points and ghosts equal the single-domain minimum-image forces to the bit; cells that
+// cross subdomain and periodic boundaries migrate with their ids, elements and module columns, and a world
+// spread over the ranks gathers back whole. Every case is collective: checks never skip a collective call.
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <vector>
+
+#include "engine/domain/mpi_communicator.hpp"
+#include "tests/domain/domain_checks.hpp"
+
+using namespace tissue;
+using namespace tissue::domain;
+
+namespace {
+
+Box make_box(float lx, float ly, bool periodic_x, bool periodic_y) {
+  Box box;
+  box.lx = lx;
+  box.ly = ly;
+  box.periodic_x = periodic_x;
+  box.periodic_y = periodic_y;
+  return box;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "every rank receives exactly the points of its ghost band, and forces with ghosts are the "
+    "single-domain forces to the bit",
+    "[domain][mpi]") {
+  MpiCommunicator comm;
+  const int rank = comm.rank();
+  const float cutoff = 0.3f;
+  long long ghosts_total = 0, through_ghosts = 0;
+  for (const int periodic : {0, 1, 2, 3})
+    for (const bool square : {false, true}) {
+      // a long box is split along x only (px = ranks: with 2 ranks the periodic x neighbours on both sides
+      // are one rank); a square one by the least surface
+      const Box box = make_box(square ? 2.4f : 1.2f * static_cast<float>(comm.size()) + 0.4f,
+                               square ? 2.4f : 1.1f, (periodic & 1) != 0, (periodic & 2) != 0);
+      const double w = 1.05 * cutoff;
+      const ProcessGrid grid = choose_process_grid(comm.size(), box, w);
+      const Decomposition d(grid, box, w);
+      INFO("rank " << rank << " of a " << grid.px << " x " << grid.py << " grid, periodic " << periodic);
+      const test::GlobalPoints p =
+          test::make_points(1500, box, grid.px, grid.py, 7u + static_cast<unsigned>(periodic));
+      Table owned("elements"), ghosts("ghosts");
+      test::add_point_columns(owned);
+      test::add_point_columns(ghosts);
+      test::fill_owned(p, d, rank, owned);
+      CHECK(comm.sum(static_cast<std::int64_t>(owned.size())) == static_cast<std::int64_t>(p.x.size()));
+
+      HaloExchange halo(d, comm, {"x", "y", "z", "id"});
+      halo.build(owned, ghosts);
+      CHECK(test::received_ghosts(halo, ghosts) == test::brute_force_ghosts(p, d, rank));
+      ghosts_total += static_cast<long long>(ghosts.size());
+      through_ghosts +=
+          static_cast<long long>(test::check_forces_with_ghosts(p, d, halo, owned, ghosts, cutoff));
+
+      if (grid.px == 2 && box.periodic_x && grid.py == 1) {
+        // the 2-rank periodic axis: the left and the right neighbour are the same rank, two ranges with
+        // their own shifts (+lx on rank 0's left, -lx on rank 1's right), never merged
+        int from_other = 0;
+        for (const GhostRange& r : halo.ranges())
+          if (r.from == 1 - rank && r.dy == 0) ++from_other;
+        CHECK(from_other == 2);
+      }
+
+      // refresh after a move within the skin: the ghosts carry the new positions
+      for (std::size_t r = 0; r < owned.size(); ++r) owned.column<float>("z").host(r) += 0.5f;
+      halo.refresh(owned, ghosts);
+      std::size_t stale = 0;
+      for (std::size_t g = 0; g < ghosts.size(); ++g) {
+        const auto id = static_cast<std::size_t>(ghosts.column<std::int64_t>("id").host(g));
+        if (ghosts.column<float>("z").host(g) != p.z[id] + 0.5f) ++stale;
+      }
+      CHECK(stale == 0);
+    }
+  CHECK(comm.sum(static_cast<std::int64_t>(ghosts_total)) > 1000);
+  CHECK(comm.sum(static_cast<std::int64_t>(through_ghosts)) > 100);
+}
+
+TEST_CASE("cells migrate across subdomain and periodic boundaries with their ids, elements and columns",
+          "[domain][mpi]") {
+  MpiCommunicator comm;
+  const int rank = comm.rank();
+  const std::size_t n = 400;
+  for (const int periodic : {1, 3}) {
+    World w(make_box(3.0f * static_cast<float>(comm.size()), 2.5f, true, periodic == 3));
+    test::add_migration_columns(w);
+    if (rank == 0) test::add_cells(w, n, 0);  // the whole tissue starts on rank 0
+    const Decomposition d(choose_process_grid(comm.size(), w.box, 0.5), w.box, 0.5);
+    INFO("rank " << rank << ", periodic " << periodic);
+
+    MigrationCounts counts = migrate_to_owners(d, comm, w);  // spread
+    std::vector<std::int64_t> ids = test::check_cells(w, 0, &d, rank);
+    CHECK(comm.sum(static_cast<std::int64_t>(ids.size())) == static_cast<std::int64_t>(n));
+    CHECK(w.next_cell_id == static_cast<std::int64_t>(n));
+    if (comm.size() > 1) CHECK(comm.sum(static_cast<std::int64_t>(counts.cells_received)) > 0);
+
+    // three moves by (0.37 lx, -0.21 ly): most cells change rank, many through the periodic faces
+    std::int64_t moved = 0;
+    for (int move = 0; move < 3; ++move) {
+      test::move_cells(w, move);
+      counts = migrate_to_owners(d, comm, w);
+      CHECK(comm.sum(static_cast<std::int64_t>(counts.cells_sent)) ==
+            comm.sum(static_cast<std::int64_t>(counts.cells_received)));
+      CHECK(comm.sum(static_cast<std::int64_t>(counts.elements_sent)) ==
+            comm.sum(static_cast<std::int64_t>(counts.elements_received)));
+      moved += comm.sum(static_cast<std::int64_t>(counts.cells_sent));
+      ids = test::check_cells(w, move + 1, &d, rank);
+      CHECK(comm.sum(static_cast<std::int64_t>(ids.size())) == static_cast<std::int64_t>(n));
+    }
+    if (comm.size() > 1) CHECK(moved > static_cast<std::int64_t>(n));
+
+    // gathered back on rank 0: the whole tissue, in id order
+    migrate_cells(comm, w, std::vector<int>(w.cells.size(), 0));
+    ids = test::check_cells(w, 3, nullptr, rank);
+    CHECK(ids.size() == (rank == 0 ? n : 0u));
+    if (rank == 0) {
+      std::vector<std::int64_t> all(n);
+      for (std::size_t k = 0; k < n; ++k) all[k] = static_cast<std::int64_t>(k);
+      CHECK(ids == all);
+    }
+  }
+}
