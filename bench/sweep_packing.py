@@ -3,12 +3,12 @@
 same members one after another, and over MPI ranks (one GPU each).
 
 usage: sweep_packing.py TISSUE WORK_DIR [--members 64] [--steps 20000] [--concurrent 8,16,32,64]
-                        [--solo 4] [--mpi RANKS] [--skip-sequential]
+                        [--solo 4] [--mpi RANKS[,RANKS...]] [--mpi-concurrent K[,K...]] [--skip-sequential]
 
 The sweep: scenarios/epidermis.toml, `--steps` steps, 8 TGF-beta values x (members / 8) seeds. First the
 members one after another (--concurrent 1, in one process), then packed with each --concurrent K, then, with
---mpi R, `mpirun -np R+1 tissue sweep` (a manager and R workers, one GPU each), whose K is the best packed
-one. Aggregate throughput = members x steps / wall time of the whole sweep command (start-up, validation,
+--mpi R, `mpirun -np R+1 tissue sweep` (a manager and R workers, one GPU each) for each R listed, with each
+K of --mpi-concurrent (default: the best packed one). Aggregate throughput = members x steps / wall time of the whole sweep command (start-up, validation,
 output and checkpoints included). Every packed member is compared, file for file and dataset for dataset
 (tools/compare_runs.py), with the sequential sweep's, and `--solo` members are also run alone by `tissue run`
 and compared. The device memory of the process is sampled with nvidia-smi; per member = (peak - the
@@ -91,7 +91,8 @@ def main():
     ap.add_argument("--steps", type=int, default=20000)
     ap.add_argument("--concurrent", default="8,16,32,64")
     ap.add_argument("--solo", type=int, default=4)
-    ap.add_argument("--mpi", type=int, default=0)
+    ap.add_argument("--mpi", default="")
+    ap.add_argument("--mpi-concurrent", default="")
     ap.add_argument("--skip-sequential", action="store_true")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
@@ -150,21 +151,22 @@ def main():
             pairs += [solo, os.path.join(best[2], m)]
         ok, last = compare(pairs)
         print(f"solo tissue run vs packed ({best[1]} at once), members {picks}: {'identical' if ok else 'DIFFER'}: {last}")
-    if a.mpi:
-        out = os.path.join(a.work, f"mpi_{a.mpi}")
-        shutil.rmtree(out, ignore_errors=True)
-        k = best[1] or 32
-        wall, peak, stdout = timed(["mpirun", "-np", str(a.mpi + 1), "--bind-to", "none", tissue, "sweep", sweep_file,
-                                    "--out", out, "--concurrent", str(k)])
-        rate = total_steps / wall
-        same = "-"
-        if best[2]:
-            members = sorted(d for d in os.listdir(best[2]) if re.fullmatch(r"m\d+", d))
-            ok, last = compare([x for m in members for x in (os.path.join(best[2], m), os.path.join(out, m))])
-            same = last if ok else "DIFFER: " + last
-        rows.append((f"{a.mpi} ranks x {k}", wall, rate, rate / best[0] if best[0] else float("nan"), same, peak, "-"))
-        print(f"mpi {a.mpi} ranks x {k}: {wall:.1f} s, member wall {member_wall(out):.2f} s", flush=True)
-        print(stdout[-1500:])
+    for ranks in [int(x) for x in a.mpi.split(",") if x]:
+        for k in [int(x) for x in a.mpi_concurrent.split(",") if x] or [best[1] or 32]:
+            out = os.path.join(a.work, f"mpi_{ranks}_{k}")
+            shutil.rmtree(out, ignore_errors=True)
+            wall, peak, stdout = timed(["mpirun", "-np", str(ranks + 1), "--bind-to", "none", tissue, "sweep",
+                                        sweep_file, "--out", out, "--concurrent", str(k)])
+            rate = total_steps / wall
+            same = "-"
+            if best[2]:
+                members = sorted(d for d in os.listdir(best[2]) if re.fullmatch(r"m\d+", d))
+                ok, last = compare([x for m in members for x in (os.path.join(best[2], m), os.path.join(out, m))])
+                same = last if ok else "DIFFER: " + last
+            rows.append((f"{ranks} ranks x {k}", wall, rate, rate / best[0] if best[0] else float("nan"), same, peak, "-"))
+            print(f"mpi {ranks} ranks x {k}: {wall:.1f} s, member wall {member_wall(out):.2f} s", flush=True)
+            print("\n".join(line for line in stdout.splitlines() if "times since the start" in line))
+            shutil.rmtree(out, ignore_errors=True)
     print(f"\n{a.members} members x {a.steps} steps of epidermis; ratio: to one after another "
           f"(mpi row: to the best packed)")
     print(f"{'concurrent':>22} {'wall s':>8} {'steps/s':>10} {'ratio':>7} {'peak MiB':>9} {'MiB/member':>10}  identical")
