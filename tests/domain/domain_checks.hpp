@@ -16,8 +16,11 @@
 #include "engine/core/world.hpp"
 #include "engine/domain/communicator.hpp"
 #include "engine/domain/decomposition.hpp"
+#include "engine/domain/grid_halo.hpp"
 #include "engine/domain/halo_exchange.hpp"
 #include "engine/domain/migration.hpp"
+#include "engine/grid/grid.hpp"
+#include "engine/grid/stencils.hpp"
 #include "modules/sem/sem_kernels.hpp"
 
 namespace tissue::test {
@@ -282,6 +285,123 @@ inline std::vector<std::int64_t> check_cells(World& w, int moves, const domain::
   CHECK(bad == 0);
   CHECK(std::is_sorted(ids.begin(), ids.end()));
   return ids;
+}
+
+/// Every factorisation px py = ranks.
+inline std::vector<domain::ProcessGrid> process_grids(int ranks) {
+  std::vector<domain::ProcessGrid> grids;
+  for (int px = 1; px <= ranks; ++px)
+    if (ranks % px == 0) grids.push_back({px, ranks / px});
+  return grids;
+}
+
+/// Explicit diffusion of a 2-species field for `steps` steps on the whole grid (GridGeometry::sample at the
+/// boundaries) and, decomposed over `grid`, on each rank's block with its ghost frame filled by GridHalo
+/// before every step: the owned nodes must equal the whole grid's to the bit after every step. Returns the
+/// number of owned nodes whose value changed over the run (so that the run did something).
+template <class Real>
+inline std::size_t check_grid_diffusion(domain::Communicator& comm, const domain::ProcessGrid& grid,
+                                        const Box& box, const std::array<GridBoundary, 6>& faces,
+                                        grid::Stencil stencil, const GridShape& shape, int steps) {
+  const int species = 2;
+  const GridGeometry<Real> g =
+      make_grid_geometry<Real>(shape, faces, species, [](int f, int s) { return 0.25 * (f + 1) + 0.5 * s; });
+  const domain::Decomposition d(grid, box, 2.0 * shape.h);
+  domain::GridHalo<Real> halo(d, comm, shape, g, species, 1);
+  std::mt19937 rng(2024);
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  std::vector<Real> whole(static_cast<std::size_t>(species) * shape.cells());
+  for (Real& v : whole) v = static_cast<Real>(u01(rng));
+  std::vector<Real> local, next_whole(whole.size()), next_local;
+  halo.scatter(whole, local);
+  const std::vector<Real> start = local;
+  const GridGeometry<Real> lg = halo.local_geometry();
+  const Real inv_h2 = static_cast<Real>(1.0 / (shape.h * shape.h));
+  const Real dt = static_cast<Real>(0.2 / grid::laplacian_spectral_radius(stencil, shape.h));
+  const Real diffusion[2] = {Real(1), Real(0.5)};
+  const domain::GridBlock& b = halo.block();
+  std::size_t mismatches = 0;
+  for (int step = 0; step < steps; ++step) {
+    for (int s = 0; s < species; ++s) {
+      const Real* u = whole.data() + static_cast<std::size_t>(s) * shape.cells();
+      for (int k = 0; k < shape.nz; ++k)
+        for (int j = 0; j < shape.ny; ++j)
+          for (int i = 0; i < shape.nx; ++i)
+            next_whole[static_cast<std::size_t>(s) * shape.cells() + g.index(i, j, k)] =
+                u[g.index(i, j, k)] + dt * diffusion[s] * grid::laplacian(stencil, g, u, s, i, j, k, inv_h2);
+    }
+    whole.swap(next_whole);
+    halo.exchange(local);
+    next_local = local;
+    for (int s = 0; s < species; ++s) {
+      const Real* u = local.data() + static_cast<std::size_t>(s) * halo.local_cells();
+      for (int k = 0; k < shape.nz; ++k)
+        for (int lj = 0; lj < b.ny(); ++lj)
+          for (int li = 0; li < b.nx(); ++li) {
+            const std::size_t at = halo.local_index(li, lj, k);
+            next_local[static_cast<std::size_t>(s) * halo.local_cells() + at] =
+                u[at] + dt * diffusion[s] * grid::laplacian(stencil, lg, u, s, li + 1, lj + 1, k, inv_h2);
+          }
+    }
+    local.swap(next_local);
+    for (int s = 0; s < species; ++s)
+      for (int k = 0; k < shape.nz; ++k)
+        for (int lj = 0; lj < b.ny(); ++lj)
+          for (int li = 0; li < b.nx(); ++li)
+            if (local[static_cast<std::size_t>(s) * halo.local_cells() + halo.local_index(li, lj, k)] !=
+                whole[static_cast<std::size_t>(s) * shape.cells() + g.index(b.i0 + li, b.j0 + lj, k)])
+              ++mismatches;
+  }
+  INFO(mismatches << " owned node values differ from the whole grid's over " << steps << " steps");
+  CHECK(mismatches == 0);
+  std::size_t changed = 0;
+  for (std::size_t v = 0; v < local.size(); ++v)
+    if (local[v] != start[v]) ++changed;
+  return changed;
+}
+
+/// The boundary cases of the grid tests: every combination of periodic, zero-flux and Dirichlet x and y
+/// faces a tissue box allows (periodic exactly where the box is), each stencil, 2D and 3D grids.
+struct GridCase {
+  bool periodic_x, periodic_y;
+  GridBoundary x_rule, y_rule;  // the rule of an open axis
+  grid::Stencil stencil;
+  int nz;
+};
+inline std::vector<GridCase> grid_cases() {
+  using B = GridBoundary;
+  using S = grid::Stencil;
+  return {{true, true, B::periodic, B::periodic, S::seed9, 1},
+          {true, true, B::periodic, B::periodic, S::seven, 4},
+          {false, true, B::neumann, B::periodic, S::five, 1},
+          {false, false, B::dirichlet, B::dirichlet, S::seed9, 1},
+          {false, false, B::dirichlet, B::neumann, S::seed9, 1},
+          {false, false, B::neumann, B::dirichlet, S::seed9, 1},
+          {true, false, B::periodic, B::dirichlet, S::seed9, 1},
+          {false, true, B::dirichlet, B::periodic, S::seven, 3}};
+}
+
+/// Runs every grid case on every process grid of comm.size() ranks; returns the nodes changed in all.
+inline std::size_t check_grid_cases(domain::Communicator& comm, int steps) {
+  std::size_t changed = 0;
+  const GridShape shape2{24, 20, 1, 0.5};
+  for (const GridCase& c : grid_cases())
+    for (const domain::ProcessGrid& pg : process_grids(comm.size())) {
+      GridShape shape = shape2;
+      shape.nz = c.nz;
+      Box box;
+      box.lx = static_cast<float>(shape.nx * shape.h);
+      box.ly = static_cast<float>(shape.ny * shape.h);
+      box.periodic_x = c.periodic_x;
+      box.periodic_y = c.periodic_y;
+      const std::array<GridBoundary, 6> faces = {
+          c.x_rule, c.x_rule, c.y_rule, c.y_rule, GridBoundary::neumann, GridBoundary::dirichlet};
+      INFO("grid " << pg.px << " x " << pg.py << ", periodic " << c.periodic_x << c.periodic_y << ", rules "
+                   << int(c.x_rule) << int(c.y_rule) << ", stencil " << int(c.stencil) << ", nz " << c.nz);
+      changed += check_grid_diffusion<double>(comm, pg, box, faces, c.stencil, shape, steps);
+      changed += check_grid_diffusion<float>(comm, pg, box, faces, c.stencil, shape, steps);
+    }
+  return changed;
 }
 
 }  // namespace tissue::test

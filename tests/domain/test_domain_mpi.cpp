@@ -126,3 +126,9 @@ TEST_CASE("cells migrate across subdomain and periodic boundaries with their ids
     }
   }
 }
+
+TEST_CASE("a grid field decomposed with ghost layers steps to the bit as the whole grid does",
+          "[domain][mpi]") {
+  MpiCommunicator comm;
+  CHECK(comm.sum(static_cast<std::int64_t>(test::check_grid_cases(comm, 12))) > 1000);
+}

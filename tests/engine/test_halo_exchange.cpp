@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "engine/domain/communicator.hpp"
+#include "engine/domain/grid_halo.hpp"
 #include "engine/domain/halo_exchange.hpp"
 #include "engine/domain/migration.hpp"
 #include "engine/domain/table_rows.hpp"
+#include "engine/exec/error.hpp"
 #include "tests/domain/domain_checks.hpp"
 
 using namespace tissue;
@@ -197,4 +199,49 @@ TEST_CASE("migration on one rank keeps every cell, its elements and module colum
   w.first.host(1) += 1;
   CHECK_THROWS_WITH(migrate_cells(comm, w, std::vector<int>(w.cells.size(), 0)),
                     Catch::Matchers::StartsWith("migrate_cells: the world is not compact: cell 1 starts at"));
+}
+
+TEST_CASE("a grid field with its ghost frame filled on one rank steps to the bit as the whole grid does",
+          "[domain]") {
+  SerialCommunicator comm;
+  CHECK(test::check_grid_cases(comm, 12) > 1000);
+}
+
+TEST_CASE(
+    "a decomposed grid refuses a grid that does not span its periodic box, blocks narrower than the "
+    "ghost frame and periodicity that differs from the box's",
+    "[domain]") {
+  SerialCommunicator comm;
+  const Box box = make_box(12.0f, 10.0f, true, true);
+  const GridShape shape{24, 20, 1, 0.5};
+  const std::array<GridBoundary, 6> periodic = {GridBoundary::periodic, GridBoundary::periodic,
+                                                GridBoundary::periodic, GridBoundary::periodic,
+                                                GridBoundary::neumann,  GridBoundary::neumann};
+  const auto geometry = make_grid_geometry<double>(shape, periodic, 1, [](int, int) { return 0.0; });
+  const Decomposition one(ProcessGrid{1, 1}, box, 1.0);
+  CHECK(grid_block(one, shape, 0).nx() == 24);
+  CHECK_THROWS_WITH(
+      grid_block(one, GridShape{25, 20, 1, 0.5}, 0),
+      Catch::Matchers::StartsWith("a grid decomposed with the tissue must span its periodic box: x"));
+  // 12 columns of width 1 over 24 nodes of 0.5: 2 nodes each
+  const Decomposition twelve(ProcessGrid{12, 1}, box, 1.0);
+  CHECK(grid_block(twelve, shape, 5).i0 == 10);
+  CHECK(grid_block(twelve, shape, 5).i1 == 12);
+  auto open_x = periodic;
+  open_x[0] = open_x[1] = GridBoundary::neumann;
+  CHECK_THROWS_AS(
+      GridHalo<double>(one, comm, shape,
+                       make_grid_geometry<double>(shape, open_x, 1, [](int, int) { return 0.0; }), 1, 1),
+      InputError);
+  CHECK_THROWS_AS(GridHalo<double>(one, comm, shape, geometry, 0, 1), std::invalid_argument);
+  CHECK_THROWS_AS(GridHalo<double>(one, comm, shape, geometry, 1, 0), std::invalid_argument);
+  // a single rank with a 25-node-wide ghost frame on a 24-node grid
+  CHECK_THROWS_WITH(GridHalo<double>(one, comm, shape, geometry, 1, 25),
+                    "rank 0 owns 24 x 20 nodes of the grid, fewer than its 25 ghost layers: use fewer ranks "
+                    "or a finer grid");
+  // 48 columns of width 0.25: the nodes' centres 0.25 + 0.5 i fall in the odd columns only
+  const Decomposition many(ProcessGrid{48, 1}, make_box(12.0f, 10.0f, true, true), 0.25);
+  CHECK(grid_block(many, shape, 1).nx() == 1);
+  CHECK_THROWS_WITH(grid_block(many, shape, 0),
+                    Catch::Matchers::Contains("would own no column of the grid's 24 nodes"));
 }
