@@ -221,24 +221,64 @@ std::vector<HaloSend> Decomposition::halo_sends(int rank, Span<const float> x, S
       sends.push_back(std::move(s));
     }
 
+  // how far a point may lie outside the subdomain along each split axis: the narrowest part less w, so that
+  // only the neighbours' bands can reach it (an axis not split holds every position)
+  const auto slack = [&](int parts, double length) {
+    if (parts == 1) return 0.0;
+    double narrowest = length;
+    for (int i = 0; i < parts; ++i)
+      narrowest = std::min(narrowest, cut(i + 1, length, parts) - cut(i, length, parts));
+    return narrowest - w;
+  };
+  const double slack_x = slack(grid_.px, box_.lx), slack_y = slack(grid_.py, box_.ly);
+  // a position outside [lo, hi) on a periodic axis split in parts: its image nearest the part (exact: a
+  // float plus a float length in double)
+  const auto nearest_image = [](double v, double lo, double hi, double length) {
+    if (lo <= v && v < hi) return v;
+    const auto outside = [&](double u) { return u < lo ? lo - u : (u >= hi ? u - hi : 0.0); };
+    double best = v;
+    for (const double u : {v - length, v + length})
+      if (outside(u) < outside(best)) best = u;
+    return best;
+  };
+
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const double xi = x[i], yi = y[i];
+    double xi = x[i], yi = y[i];
+    std::uint8_t image = 0;
+    if (!std::isfinite(xi) || !std::isfinite(yi))
+      throw NumericalError("Decomposition::halo_sends: point " + std::to_string(i) + " at (" + str(xi) +
+                           ", " + str(yi) + ") of rank " + std::to_string(rank) + " is not finite");
     if (!b.contains(xi, yi)) {
-      const std::string what = "Decomposition::halo_sends: point " + std::to_string(i) + " at (" + str(xi) +
-                               ", " + str(yi) + ") of rank " + std::to_string(rank);
-      if (!std::isfinite(xi) || !std::isfinite(yi)) throw NumericalError(what + " is not finite");
-      throw std::invalid_argument(what + " lies outside its subdomain [" + str(b.x0) + ", " + str(b.x1) +
-                                  ") x [" + str(b.y0) + ", " + str(b.y1) + ")");
+      if (box_.periodic_x && grid_.px > 1) xi = nearest_image(xi, b.x0, b.x1, box_.lx);
+      if (box_.periodic_y && grid_.py > 1) yi = nearest_image(yi, b.y0, b.y1, box_.ly);
+      image = static_cast<std::uint8_t>((xi != x[i] ? 1 : 0) | (yi != y[i] ? 2 : 0));
+      const double out_x = xi < b.x0 ? b.x0 - xi : (xi >= b.x1 ? xi - b.x1 : 0.0);
+      const double out_y = yi < b.y0 ? b.y0 - yi : (yi >= b.y1 ? yi - b.y1 : 0.0);
+      if ((out_x > 0.0 && !(out_x <= slack_x)) || (out_y > 0.0 && !(out_y <= slack_y)))
+        throw std::invalid_argument(
+            "Decomposition::halo_sends: point " + std::to_string(i) + " at (" + str(x[i]) + ", " + str(y[i]) +
+            ") of rank " + std::to_string(rank) + " lies " + str(std::max(out_x, out_y)) +
+            " outside its subdomain [" + str(b.x0) + ", " + str(b.x1) + ") x [" + str(b.y0) + ", " +
+            str(b.y1) + "), farther than the " + str(out_x > 0.0 && !(out_x <= slack_x) ? slack_x : slack_y) +
+            " its neighbours' bands allow (narrowest subdomain less the halo width): "
+            "migrate first, or widen the subdomains");
     }
-    // near[d + 1]: within w of the face facing direction d (d = 0: any)
-    const bool near_x[3] = {xi - b.x0 < w, true, b.x1 - xi < w};
-    const bool near_y[3] = {yi - b.y0 < w, true, b.y1 - yi < w};
+    // near[d + 1]: within w of the face facing direction d, or beyond it; d = 0: within w of the subdomain
+    const bool near_x[3] = {xi - b.x0 < w, b.x0 - xi < w && xi - b.x1 < w, b.x1 - xi < w};
+    const bool near_y[3] = {yi - b.y0 < w, b.y0 - yi < w && yi - b.y1 < w, b.y1 - yi < w};
     if (!near_x[0] && !near_x[2] && !near_y[0] && !near_y[2]) continue;
     for (int dy = 0; dy < 3; ++dy) {
       if (!near_y[dy]) continue;
-      for (int dx = 0; dx < 3; ++dx)
-        if (near_x[dx] && slot[dy][dx] >= 0)
-          sends[static_cast<std::size_t>(slot[dy][dx])].index.push_back(static_cast<std::int32_t>(i));
+      for (int dx = 0; dx < 3; ++dx) {
+        if (!near_x[dx] || slot[dy][dx] < 0) continue;
+        HaloSend& h = sends[static_cast<std::size_t>(slot[dy][dx])];
+        // the flags are kept from the first flagged point on, with zeros for the points before it
+        if (image != 0 && h.image.size() < h.index.size()) h.image.assign(h.index.size(), 0);
+        if (image != 0 || !h.image.empty()) h.image.push_back(image);
+        h.index.push_back(static_cast<std::int32_t>(i));
+        if (image & 1) h.image_x = static_cast<float>(xi - static_cast<double>(x[i]));
+        if (image & 2) h.image_y = static_cast<float>(yi - static_cast<double>(y[i]));
+      }
     }
   }
   return sends;

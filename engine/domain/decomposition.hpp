@@ -14,11 +14,16 @@
 ///   outermost subdomains extend to -inf and +inf, so that a point that left [0, l) still has an owner,
 ///   and their outer faces have no neighbour. An open axis may be split like a periodic one.
 /// - Ghost band. With halo width w, the ghost band of a rank with subdomain [x0, x1) × [y0, y1) is the
-///   open box (x0 - w, x1 + w) × (y0 - w, y1 + w) less the subdomain: the positions (x, y) outside the
-///   subdomain with x0 - x < w, x - x1 < w, y0 - y < w and y - y1 < w, tested in double (a Chebyshev /
-///   box band: corners included). The ghosts of a rank are the points of all ranks, its own included,
-///   whose periodic images (shifts by 0, ±lx on a periodic x, 0, ±ly on a periodic y) lie in its band.
-///   A point exactly w from a face is not a ghost there: the same strict test as an interaction cut-off.
+///   open box (x0 - w, x1 + w) × (y0 - w, y1 + w): the positions (x, y) with x0 - x < w, x - x1 < w,
+///   y0 - y < w and y - y1 < w, tested in double (a Chebyshev / box band: corners included). The ghosts of
+///   a rank are the periodic images (shifts by 0, ±lx on a periodic x, 0, ±ly on a periodic y) of the
+///   points of all ranks, its own included, that lie in its band, except its own points unshifted. A point
+///   exactly w from a face is not a ghost there: the same strict test as an interaction cut-off.
+/// - Points outside their subdomain. A rank's points may lie outside its subdomain (the elements of a cell
+///   owned by its centre): along a split axis by at most the slack, the narrowest subdomain along that axis
+///   less w, so that only the neighbours' bands can hold them; on a periodic axis at the image nearest the
+///   subdomain. An axis not split holds every position. For interactions up to a cut-off rc, w = rc + the
+///   farthest a point lies outside its subdomain.
 
 #include <array>
 #include <cstdint>
@@ -67,6 +72,13 @@ struct HaloSend {
   /// crosses x = 0 (dx = -1 from the first column), else 0; likewise y. Nonzero only on periodic axes.
   float shift_x = 0.0f, shift_y = 0.0f;
   std::vector<std::int32_t> index;  ///< local indices of the points sent, ascending
+  /// Per entry of `index`, or empty when no point of the message needs it: bit 0 set when the point's x is
+  /// stored one period away from the image nearest the sender's subdomain (a point sticking out across a
+  /// periodic box face of a split axis, wrapped to the far side), so that the receiver places it with
+  /// shift_x + image_x; bit 1 likewise for y.
+  std::vector<std::uint8_t> image;
+  float image_x = 0.0f;  ///< nearest image - stored x of the flagged points: 0 or ±lx [length]
+  float image_y = 0.0f;  ///< likewise y
 };
 
 /// A px × py decomposition of the x-y box with a halo width (see the file comment for the conventions).
@@ -110,9 +122,10 @@ class Decomposition {
   /// The halo messages of `rank`: one per direction (dx, dy) in {-1, 0, 1}² other than (0, 0) whose
   /// neighbour rank_at(ix + dx, iy + dy) exists, in the order dy = -1..1, then dx = -1..1, each sent even
   /// when empty (so that sender and receiver agree on the message count). A message holds the points within
-  /// w of the faces facing its direction: x1 - x < w for dx = 1, x - x0 < w for dx = -1, any x for dx = 0;
-  /// likewise y; a diagonal needs both. Over all ranks, the messages deliver to each rank exactly its
-  /// ghosts (file comment), each (source point, shift) once.
+  /// w of the faces facing its direction, or beyond them: x1 - x < w for dx = 1, x - x0 < w for dx = -1,
+  /// x0 - x < w and x - x1 < w for dx = 0 (x at the image nearest the subdomain); likewise y; a diagonal
+  /// needs both. A point stored at another image than that is flagged (HaloSend::image). Over all ranks, the
+  /// messages deliver to each rank exactly its ghosts (file comment), each (source point, shift) once.
   ///
   /// Directions are never merged: when two directions reach the same rank (px == 2 on a periodic x: the left
   /// and the right neighbour are one rank, with shifts +lx and 0 or 0 and -lx; px == 1 on a periodic x: the
@@ -120,10 +133,10 @@ class Decomposition {
   /// shifts, and a point within w of both faces is sent in both. Codes that key halos by neighbour rank
   /// swap or merge these silently; the pair (dx, dy) is unique among a rank's messages and can be the tag.
   /// @param rank  the sending rank, in [0, ranks())
-  /// @param x,y   positions of the points the rank owns, host memory (n long each), all in bounds(rank)
-  ///              [length]
+  /// @param x,y   positions of the points the rank owns, host memory (n long each), in bounds(rank) or
+  ///              outside it by at most the slack (file comment) [length]
   /// @throws std::invalid_argument if the rank is out of range, x and y differ in length, or a point lies
-  ///         outside bounds(rank); NumericalError if a position is not finite.
+  ///         farther outside bounds(rank) than the slack; NumericalError if a position is not finite.
   std::vector<HaloSend> halo_sends(int rank, Span<const float> x, Span<const float> y) const;
 
  private:

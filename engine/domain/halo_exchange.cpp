@@ -1,5 +1,6 @@
 #include "engine/domain/halo_exchange.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -21,8 +22,8 @@ static_assert(sizeof(Header) == 16, "the header is 16 bytes on every rank");
 }  // namespace
 
 HaloExchange::HaloExchange(const Decomposition& decomposition, Communicator& comm,
-                           std::vector<std::string> columns)
-    : decomposition_(decomposition), comm_(comm), columns_(std::move(columns)) {
+                           std::vector<std::string> columns, HaloMode mode)
+    : decomposition_(decomposition), comm_(comm), columns_(std::move(columns)), mode_(mode) {
   if (comm_.size() != decomposition_.ranks())
     throw std::invalid_argument("halo exchange: " + std::to_string(comm_.size()) +
                                 " ranks for a decomposition of " + std::to_string(decomposition_.ranks()));
@@ -50,25 +51,56 @@ void HaloExchange::build(Table& owned, Table& ghosts) {
                                                          Span<const float>(y->host_data().data(), n));
 
   sends_.clear();
-  for (HaloSend& h : plan)
-    sends_.push_back(Send{h.to, halo_tag(h.dx, h.dy), h.shift_x, h.shift_y, std::move(h.index)});
-
-  // the messages this rank receives: from the rank behind each direction, in the order of halo_sends
   receives_.clear();
   ranges_.clear();
   const auto [ix, iy] = decomposition_.coords(rank);
-  for (int dy = -1; dy <= 1; ++dy)
-    for (int dx = -1; dx <= 1; ++dx) {
-      if (dx == 0 && dy == 0) continue;
-      const int source = decomposition_.rank_at(ix - dx, iy - dy);
-      if (source < 0) continue;
-      receives_.push_back(Incoming{source, halo_tag(dx, dy)});
-      GhostRange range;
-      range.from = source;
-      range.dx = dx;
-      range.dy = dy;
-      ranges_.push_back(range);
+  if (mode_ == HaloMode::images) {
+    for (HaloSend& h : plan)
+      sends_.push_back(Send{h.to, halo_tag(h.dx, h.dy), h.shift_x, h.shift_y, std::move(h.index),
+                            std::move(h.image), h.image_x, h.image_y});
+    // the messages this rank receives: from the rank behind each direction, in the order of halo_sends
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (dx == 0 && dy == 0) continue;
+        const int source = decomposition_.rank_at(ix - dx, iy - dy);
+        if (source < 0) continue;
+        receives_.push_back(Incoming{source, halo_tag(dx, dy)});
+        GhostRange range;
+        range.from = source;
+        range.dx = dx;
+        range.dy = dy;
+        ranges_.push_back(range);
+      }
+  } else {
+    // one message per other rank: the union of its directions' rows, unshifted; the tag of (0, 0), which no
+    // direction has
+    for (HaloSend& h : plan) {
+      if (h.to == rank) continue;
+      auto it = std::find_if(sends_.begin(), sends_.end(), [&](const Send& s) { return s.to == h.to; });
+      if (it == sends_.end()) {
+        sends_.push_back(Send{h.to, halo_tag(0, 0), 0.0f, 0.0f, {}, {}, 0.0f, 0.0f});
+        it = sends_.end() - 1;
+      }
+      it->rows.insert(it->rows.end(), h.index.begin(), h.index.end());
     }
+    for (Send& s : sends_) {
+      std::sort(s.rows.begin(), s.rows.end());
+      s.rows.erase(std::unique(s.rows.begin(), s.rows.end()), s.rows.end());
+    }
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dx = -1; dx <= 1; ++dx) {
+        if (dx == 0 && dy == 0) continue;
+        const int source = decomposition_.rank_at(ix - dx, iy - dy);
+        if (source < 0 || source == rank ||
+            std::any_of(receives_.begin(), receives_.end(),
+                        [&](const Incoming& r) { return r.from == source; }))
+          continue;
+        receives_.push_back(Incoming{source, halo_tag(0, 0)});
+        GhostRange range;
+        range.from = source;
+        ranges_.push_back(range);
+      }
+  }
   built_ = true;
   transfer(owned, ghosts, true);
 }
@@ -96,6 +128,22 @@ void HaloExchange::transfer(Table& owned, Table& ghosts, bool resize) {
     packed[m].resize(sizeof(Header));
     std::memcpy(packed[m].data(), &header, sizeof(Header));
     pack_rows(from, s.rows, packed[m]);
+    if (!s.image.empty()) {
+      // points stored one period off their image nearest this subdomain: sent at that image (the x and y
+      // columns are the first two of the packed block, one float per row each)
+      const std::size_t n = s.rows.size();
+      std::byte* values = packed[m].data() + sizeof(Header);
+      const auto add = [&](std::size_t k, float shift) {
+        float v;
+        std::memcpy(&v, values + k * sizeof(float), sizeof(float));
+        v += shift;
+        std::memcpy(values + k * sizeof(float), &v, sizeof(float));
+      };
+      for (std::size_t k = 0; k < n; ++k) {
+        if (s.image[k] & 1) add(k, s.image_x);
+        if (s.image[k] & 2) add(n + k, s.image_y);
+      }
+    }
     outgoing.push_back(Outgoing{s.to, s.tag, Span<const std::byte>(packed[m].data(), packed[m].size())});
   }
   const std::vector<Bytes> received = comm_.exchange(outgoing, receives_);

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "engine/core/cell_centres.hpp"
 #include "engine/core/table.hpp"
 #include "engine/core/world.hpp"
 #include "engine/domain/communicator.hpp"
@@ -19,9 +20,12 @@
 #include "engine/domain/grid_halo.hpp"
 #include "engine/domain/halo_exchange.hpp"
 #include "engine/domain/migration.hpp"
+#include "engine/exec/device_buffer.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/stencils.hpp"
+#include "modules/sem/sem.hpp"
 #include "modules/sem/sem_kernels.hpp"
+#include "modules/sem/sem_layout.hpp"
 
 namespace tissue::test {
 
@@ -77,7 +81,8 @@ inline void fill_owned(const GlobalPoints& p, const domain::Decomposition& d, in
 
 using GhostEntry = std::tuple<std::int64_t, float, float>;  // id, shift x, shift y
 
-/// What `rank` must receive: every point's periodic images in its ghost band (decomposition.hpp).
+/// What `rank` must receive: every point's periodic images in its ghost band, but its own points unshifted
+/// (decomposition.hpp); the points are owned by their positions here.
 inline std::vector<GhostEntry> brute_force_ghosts(const GlobalPoints& p, const domain::Decomposition& d,
                                                   int rank) {
   const Box& box = d.box();
@@ -92,11 +97,33 @@ inline std::vector<GhostEntry> brute_force_ghosts(const GlobalPoints& p, const d
     for (const float tx : sx)
       for (const float ty : sy) {
         const double qx = static_cast<double>(p.x[i]) + tx, qy = static_cast<double>(p.y[i]) + ty;
-        if (b.x0 - qx < w && qx - b.x1 < w && b.y0 - qy < w && qy - b.y1 < w && !b.contains(qx, qy))
+        const bool own = tx == 0.0f && ty == 0.0f && d.owner(p.x[i], p.y[i]) == rank;
+        if (b.x0 - qx < w && qx - b.x1 < w && b.y0 - qy < w && qy - b.y1 < w && !own)
           want.emplace_back(p.id[i], tx, ty);
       }
   std::sort(want.begin(), want.end());
   return want;
+}
+
+/// What `rank` must receive with HaloMode::distinct: the ids of the other ranks' points that have an image in
+/// its ghost band, each once, ascending.
+inline std::vector<std::int64_t> brute_force_distinct(const GlobalPoints& p, const domain::Decomposition& d,
+                                                      int rank) {
+  std::vector<std::int64_t> want;
+  for (const GhostEntry& e : brute_force_ghosts(p, d, rank)) {
+    const auto i = static_cast<std::size_t>(std::get<0>(e));
+    if (d.owner(p.x[i], p.y[i]) != rank) want.push_back(std::get<0>(e));
+  }
+  std::sort(want.begin(), want.end());
+  want.erase(std::unique(want.begin(), want.end()), want.end());
+  return want;
+}
+
+/// The ids of the ghost rows received, in row order.
+inline std::vector<std::int64_t> ghost_ids(Table& ghosts) {
+  std::vector<std::int64_t> ids;
+  for (std::size_t g = 0; g < ghosts.size(); ++g) ids.push_back(ghosts.column<std::int64_t>("id").host(g));
+  return ids;
 }
 
 /// The (id, shift) of every ghost row received, sorted.
@@ -139,11 +166,12 @@ inline std::array<float, 3> sum_by_id(std::vector<PairTerm>& terms) {
 }
 
 /// The forces on the owned points from owned points (plain displacements) and ghosts (displacement plus the
-/// range's shift), against the single-domain forces from every point by the minimum image: equal to the
+/// range's shift; with `distinct`, HaloMode::distinct's ghosts, every displacement by the minimum image),
+/// against the single-domain forces from every point by the minimum image: equal to the
 /// bit. Returns the number of owned points with at least one neighbour through a ghost.
 inline std::size_t check_forces_with_ghosts(const GlobalPoints& p, const domain::Decomposition& d,
                                             const domain::HaloExchange& halo, Table& owned, Table& ghosts,
-                                            float cutoff) {
+                                            float cutoff, bool distinct = false) {
   const Box& box = d.box();
   auto& ox = owned.column<float>("x");
   auto& oy = owned.column<float>("y");
@@ -153,19 +181,21 @@ inline std::size_t check_forces_with_ghosts(const GlobalPoints& p, const domain:
   auto& gy = ghosts.column<float>("y");
   auto& gz = ghosts.column<float>("z");
   auto& gid = ghosts.column<std::int64_t>("id");
+  const auto image_x = [&](float dx) { return distinct ? box.min_image_x(dx) : dx; };
+  const auto image_y = [&](float dy) { return distinct ? box.min_image_y(dy) : dy; };
   std::size_t through_ghosts = 0, mismatches = 0, pairs = 0;
   for (std::size_t i = 0; i < owned.size(); ++i) {
     std::vector<PairTerm> decomposed, single;
     PairTerm t{};
     for (std::size_t j = 0; j < owned.size(); ++j)
-      if (j != i && pair_term(oid.host(j), ox.host(j) - ox.host(i), oy.host(j) - oy.host(i),
+      if (j != i && pair_term(oid.host(j), image_x(ox.host(j) - ox.host(i)), image_y(oy.host(j) - oy.host(i)),
                               oz.host(j) - oz.host(i), cutoff, t))
         decomposed.push_back(t);
     const std::size_t own_pairs = decomposed.size();
     for (const domain::GhostRange& r : halo.ranges())
       for (std::size_t g = r.first; g < r.first + r.count; ++g)
-        if (pair_term(gid.host(g), (gx.host(g) - ox.host(i)) + r.shift_x,
-                      (gy.host(g) - oy.host(i)) + r.shift_y, gz.host(g) - oz.host(i), cutoff, t))
+        if (pair_term(gid.host(g), image_x((gx.host(g) - ox.host(i)) + r.shift_x),
+                      image_y((gy.host(g) - oy.host(i)) + r.shift_y), gz.host(g) - oz.host(i), cutoff, t))
           decomposed.push_back(t);
     if (decomposed.size() > own_pairs) ++through_ghosts;
     const auto self = static_cast<std::size_t>(oid.host(i));
@@ -402,6 +432,207 @@ inline std::size_t check_grid_cases(domain::Communicator& comm, int steps) {
       changed += check_grid_diffusion<float>(comm, pg, box, faces, c.stencil, shape, steps);
     }
   return changed;
+}
+
+/// Points owned by a "centre" they lie up to `reach` from (the elements of a cell owned by its centre), so
+/// that some stick out of their rank's subdomain, across cuts and periodic faces: HaloExchange in images mode
+/// must deliver every image of every point's image nearest its owner's subdomain that lies in the receiver's
+/// band, but the receiver's own points unshifted, at that position (the ghost's x plus its range's shift).
+/// Returns the ghosts received that were stored one period away from that image.
+inline std::size_t check_sticking_out_images(domain::Communicator& comm, const domain::Decomposition& d,
+                                             float reach) {
+  const Box& box = d.box();
+  const int rank = comm.rank();
+  std::mt19937 rng(99);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const std::size_t n = 3000;
+  std::vector<float> x(n), y(n), cx(n), cy(n);
+  std::vector<int> owner(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const float px = u(rng) * box.lx, py = u(rng) * box.ly;
+    owner[i] = d.owner(px, py);
+    x[i] = box.wrap_x(px + reach * (2.0f * u(rng) - 1.0f));
+    y[i] = box.wrap_y(py + reach * (2.0f * u(rng) - 1.0f));
+    // the image nearest the owner's subdomain, as the sender computes it (in float: stored + a period)
+    const domain::Subdomain b = d.bounds(owner[i]);
+    const auto nearest = [](float v, double lo, double hi, float l, bool split) {
+      if (!split || (lo <= v && v < hi)) return v;
+      const auto out = [&](double p) { return p < lo ? lo - p : (p >= hi ? p - hi : 0.0); };
+      return out(double(v) - l) < out(v) ? v - l : (out(double(v) + l) < out(v) ? v + l : v);
+    };
+    cx[i] = nearest(x[i], b.x0, b.x1, box.lx, box.periodic_x && d.grid().px > 1);
+    cy[i] = nearest(y[i], b.y0, b.y1, box.ly, box.periodic_y && d.grid().py > 1);
+  }
+  Table owned("elements"), ghosts("ghosts");
+  add_point_columns(owned);
+  add_point_columns(ghosts);
+  std::vector<std::size_t> mine;
+  for (std::size_t i = 0; i < n; ++i)
+    if (owner[i] == rank) mine.push_back(i);
+  owned.resize(mine.size());
+  for (std::size_t r = 0; r < mine.size(); ++r) {
+    owned.column<float>("x").host(r) = x[mine[r]];
+    owned.column<float>("y").host(r) = y[mine[r]];
+    owned.column<std::int64_t>("id").host(r) = static_cast<std::int64_t>(mine[r]);
+  }
+  domain::HaloExchange halo(d, comm, {"x", "y", "z", "id"});
+  halo.build(owned, ghosts);
+  using Ghost = std::tuple<std::int64_t, double, double>;
+  std::vector<Ghost> got, want;
+  std::size_t moved = 0;
+  for (const domain::GhostRange& r : halo.ranges())
+    for (std::size_t g = r.first; g < r.first + r.count; ++g) {
+      const auto id = ghosts.column<std::int64_t>("id").host(g);
+      const float gx = ghosts.column<float>("x").host(g), gy = ghosts.column<float>("y").host(g);
+      got.emplace_back(id, double(gx) + r.shift_x, double(gy) + r.shift_y);
+      if (gx != x[static_cast<std::size_t>(id)] || gy != y[static_cast<std::size_t>(id)]) ++moved;
+    }
+  const domain::Subdomain b = d.bounds(rank);
+  const double w = d.halo_width();
+  const std::vector<float> sx =
+      box.periodic_x ? std::vector<float>{-box.lx, 0.0f, box.lx} : std::vector<float>{0.0f};
+  const std::vector<float> sy =
+      box.periodic_y ? std::vector<float>{-box.ly, 0.0f, box.ly} : std::vector<float>{0.0f};
+  for (std::size_t i = 0; i < n; ++i)
+    for (const float tx : sx)
+      for (const float ty : sy) {
+        if (owner[i] == rank && tx == 0.0f && ty == 0.0f) continue;
+        const double qx = double(cx[i]) + tx, qy = double(cy[i]) + ty;
+        if (b.x0 - qx < w && qx - b.x1 < w && b.y0 - qy < w && qy - b.y1 < w)
+          want.emplace_back(static_cast<std::int64_t>(i), qx, qy);
+      }
+  std::sort(got.begin(), got.end());
+  std::sort(want.begin(), want.end());
+  INFO("rank " << rank << " of " << d.grid().px << " x " << d.grid().py << ": " << got.size() << " ghosts, "
+               << want.size() << " expected");
+  CHECK(got == want);
+  return moved;
+}
+
+/// The SEM's forces (SemSystem::compute_forces) on the elements of `w`, host vectors of #elements each.
+inline std::array<std::vector<float>, 3> sem_forces(const sem::SemParams& params, World& w) {
+  const std::size_t n = w.elements.size();
+  DeviceBuffer<float> fx(n), fy(n), fz(n);
+  sem::SemSystem system(params);
+  system.compute_forces(w, fx.span(), fy.span(), fz.span());
+  std::array<std::vector<float>, 3> f{std::vector<float>(n), std::vector<float>(n), std::vector<float>(n)};
+  fx.download(f[0].data(), n);
+  fy.download(f[1].data(), n);
+  fz.download(f[2].data(), n);
+  return f;
+}
+
+/// A compressed SEM monolayer of 12 x 8 cells of 20 elements (ids 0..95 in lattice order), centres computed.
+inline void seed_sem_monolayer(World& w) {
+  sem::add_sem_columns(w);
+  sem::MonolayerParams m;
+  m.cells_x = 12;
+  m.cells_y = 8;
+  m.spacing = 0.45;
+  sem::seed_monolayer(w, m);
+  update_cell_centres(w);
+  w.download();
+}
+
+/// The SEM's own force kernel, decomposed: each rank keeps the cells whose centres it owns, receives the
+/// other ranks' elements near its faces (HaloMode::distinct, with each element's cell id and slot in its
+/// cell), merges owned and ghost elements in the undecomposed order (cell id, then slot) into a world of its
+/// own, and lets SemSystem::compute_forces (a cell list on the whole box's grid, minimum-image displacements)
+/// find the forces. On every owned element they must equal the undecomposed forces to the bit: the candidates
+/// of each bin come in the undecomposed order, the far ones the rank lacks add nothing. The z bins are the
+/// list's minimum of 3 on both sides (z_extent 0.5), since CellList caps them by the point count. Returns
+/// the ghosts received.
+inline std::size_t check_sem_forces(domain::Communicator& comm, const domain::ProcessGrid& pg,
+                                    bool periodic_y) {
+  sem::SemParams params;
+  params.z_extent = 0.5;
+  params.lanes = 1;
+  Box box;
+  box.lx = 12 * 0.45f;
+  box.ly = 8 * 0.45f;
+  box.periodic_y = periodic_y;
+  World whole(box);
+  seed_sem_monolayer(whole);
+  const auto reference = sem_forces(params, whole);
+
+  // the halo: the cut-off plus how far a cell's elements reach out of its owner's subdomain (a compressed
+  // cell is about 0.3 in radius)
+  const domain::Decomposition d(pg, box, 1.05 * params.effective_inter_cutoff() + 0.35);
+  const int rank = comm.rank();
+  World w(box);
+  w.elements.add_column<std::int64_t>("cell_id");
+  w.elements.add_column<std::int32_t>("slot");
+  seed_sem_monolayer(w);  // the same tissue on every rank; each keeps what it owns
+  for (std::size_t c = 0; c < w.cells.size(); ++c)
+    if (d.owner(w.cx.host(c), w.cy.host(c)) != rank) w.flags.host(c) |= cell_flags::dead;
+  w.commit();
+  for (std::size_t c = 0; c < w.cells.size(); ++c)
+    for (std::int32_t e = 0; e < w.count.host(c); ++e) {
+      const auto row = static_cast<std::size_t>(w.first.host(c) + e);
+      w.elements.column<std::int64_t>("cell_id").host(row) = w.cell_id.host(c);
+      w.elements.column<std::int32_t>("slot").host(row) = e;
+    }
+  const std::vector<std::string> columns = {"x", "y", "z", "type", "cell_id", "slot"};
+  Table ghosts("ghosts");
+  ghosts.add_column<float>("x");
+  ghosts.add_column<float>("y");
+  ghosts.add_column<float>("z");
+  ghosts.add_column<std::int32_t>("type");
+  ghosts.add_column<std::int64_t>("cell_id");
+  ghosts.add_column<std::int32_t>("slot");
+  domain::HaloExchange halo(d, comm, columns, domain::HaloMode::distinct);
+  halo.build(w.elements, ghosts);
+
+  // owned and ghost elements in the undecomposed order: (cell id, slot)
+  struct Entry {
+    std::int64_t cell;
+    std::int32_t slot;
+    bool ghost;
+    std::size_t row;
+  };
+  std::vector<Entry> entries;
+  for (std::size_t e = 0; e < w.elements.size(); ++e)
+    entries.push_back({w.elements.column<std::int64_t>("cell_id").host(e),
+                       w.elements.column<std::int32_t>("slot").host(e), false, e});
+  for (std::size_t g = 0; g < ghosts.size(); ++g)
+    entries.push_back({ghosts.column<std::int64_t>("cell_id").host(g),
+                       ghosts.column<std::int32_t>("slot").host(g), true, g});
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.cell != b.cell ? a.cell < b.cell : a.slot < b.slot;
+  });
+  World merged(box);
+  sem::add_sem_columns(merged);
+  std::int64_t last_cell = -1;
+  std::int32_t c = -1;
+  for (const Entry& e : entries) {
+    if (e.cell != last_cell) {
+      c = merged.add_cell_host();
+      merged.cell_id.host(static_cast<std::size_t>(c)) = e.cell;
+      last_cell = e.cell;
+    }
+    Table& t = e.ghost ? ghosts : w.elements;
+    sem::add_element_host(merged, c, t.column<float>("x").host(e.row), t.column<float>("y").host(e.row),
+                          t.column<float>("z").host(e.row), t.column<std::int32_t>("type").host(e.row));
+  }
+  merged.commit();
+  const auto forces = sem_forces(params, merged);
+
+  std::size_t mismatches = 0, owned = 0;
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    if (entries[k].ghost) continue;
+    ++owned;
+    // the whole tissue's cells are ids 0..95 in row order
+    const auto global = static_cast<std::size_t>(whole.first.host(static_cast<std::size_t>(entries[k].cell)) +
+                                                 entries[k].slot);
+    for (int a = 0; a < 3; ++a)
+      if (forces[static_cast<std::size_t>(a)][k] != reference[static_cast<std::size_t>(a)][global])
+        ++mismatches;
+  }
+  INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid: " << mismatches
+               << " force components differ from the undecomposed SEM's");
+  CHECK(mismatches == 0);
+  CHECK(comm.sum(static_cast<std::int64_t>(owned)) == static_cast<std::int64_t>(whole.elements.size()));
+  return ghosts.size();
 }
 
 }  // namespace tissue::test

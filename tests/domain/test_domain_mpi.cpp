@@ -3,6 +3,7 @@
 // points from owned points and ghosts equal the single-domain minimum-image forces to the bit; cells that
 // cross subdomain and periodic boundaries migrate with their ids, elements and module columns, and a world
 // spread over the ranks gathers back whole. Every case is collective: checks never skip a collective call.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <vector>
@@ -68,6 +69,17 @@ TEST_CASE(
         CHECK(from_other == 2);
       }
 
+      // distinct: each other rank's point once, unshifted, nothing from this rank; minimum-image forces
+      Table distinct_ghosts("ghosts");
+      test::add_point_columns(distinct_ghosts);
+      HaloExchange distinct(d, comm, {"x", "y", "z", "id"}, HaloMode::distinct);
+      distinct.build(owned, distinct_ghosts);
+      std::vector<std::int64_t> got = test::ghost_ids(distinct_ghosts);
+      std::sort(got.begin(), got.end());
+      CHECK(got == test::brute_force_distinct(p, d, rank));
+      CHECK(std::adjacent_find(got.begin(), got.end()) == got.end());
+      test::check_forces_with_ghosts(p, d, distinct, owned, distinct_ghosts, cutoff, true);
+
       // refresh after a move within the skin: the ghosts carry the new positions
       for (std::size_t r = 0; r < owned.size(); ++r) owned.column<float>("z").host(r) += 0.5f;
       halo.refresh(owned, ghosts);
@@ -131,4 +143,35 @@ TEST_CASE("a grid field decomposed with ghost layers steps to the bit as the who
           "[domain][mpi]") {
   MpiCommunicator comm;
   CHECK(comm.sum(static_cast<std::int64_t>(test::check_grid_cases(comm, 12))) > 1000);
+}
+
+TEST_CASE(
+    "the SEM's force kernel on owned and ghost elements in the undecomposed order gives the undecomposed "
+    "forces to the bit",
+    "[domain][mpi]") {
+  MpiCommunicator comm;
+  std::int64_t ghosts = 0;
+  for (const ProcessGrid& pg : test::process_grids(comm.size()))
+    for (const bool periodic_y : {true, false})
+      ghosts += static_cast<std::int64_t>(test::check_sem_forces(comm, pg, periodic_y));
+  CHECK(comm.sum(ghosts) > 100);
+}
+
+TEST_CASE(
+    "points sticking out of their subdomain reach every band that holds them, at their image nearest "
+    "their owner's subdomain",
+    "[domain][mpi]") {
+  MpiCommunicator comm;
+  std::int64_t moved = 0;
+  for (const int periodic : {0, 1, 3})
+    for (const ProcessGrid& pg : test::process_grids(comm.size())) {
+      Box box;
+      box.lx = 10.0f;
+      box.ly = 8.0f;
+      box.periodic_x = (periodic & 1) != 0;
+      box.periodic_y = (periodic & 2) != 0;
+      const Decomposition d(pg, box, 0.7);
+      moved += static_cast<std::int64_t>(test::check_sticking_out_images(comm, d, 0.4f));
+    }
+  if (comm.size() > 1) CHECK(comm.sum(moved) > 0);  // some ghosts were sent at another image than stored
 }

@@ -5,6 +5,7 @@
 #include <array>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <random>
 #include <stdexcept>
@@ -408,15 +409,127 @@ TEST_CASE("decomposition errors", "[decomposition]") {
   CHECK_THROWS_AS(domain::choose_process_grid(4, box, -1.0), InputError);
   CHECK_THROWS_AS(domain::choose_process_grid(4, box, std::nan("")), InputError);
 
-  // programming errors: ranks out of range, points outside the sender's subdomain, non-finite positions
+  // programming errors: ranks out of range, points farther outside the sender's subdomain than the slack
+  // (the narrowest subdomain less w: 0.25 on 4 x 1, where x = 1.5 is 0.75 from rank 0's [0, 0.75) and 1.5
+  // from it through the period), non-finite positions; within the slack (1.0 on 2 x 2) is fine
   const Decomposition d(ProcessGrid{2, 2}, box, 0.5);
   CHECK_THROWS_AS(d.bounds(4), std::invalid_argument);
   CHECK_THROWS_AS(d.coords(-1), std::invalid_argument);
   CHECK_THROWS_AS(d.owner(std::nan(""), 1.0), NumericalError);
-  const std::vector<float> x = {0.5f, 2.0f}, y = {0.5f, 0.5f};
-  CHECK_THROWS_AS(d.halo_sends(0, Span<const float>(x.data(), 2), Span<const float>(y.data(), 2)),
-                  std::invalid_argument);
+  const std::vector<float> within = {0.5f, 2.5f}, wy = {0.5f, 0.5f};
+  CHECK_NOTHROW(d.halo_sends(0, Span<const float>(within.data(), 2), Span<const float>(wy.data(), 2)));
+  const std::vector<float> x = {0.5f, 1.5f}, y = {0.5f, 0.5f};
+  const Decomposition d4(ProcessGrid{4, 1}, box, 0.5);
+  CHECK_THROWS_WITH(
+      d4.halo_sends(0, Span<const float>(x.data(), 2), Span<const float>(y.data(), 2)),
+      Catch::Contains("lies 0.75 outside its subdomain [0, 0.75) x [0, 3), farther than the 0.25"));
   CHECK_THROWS_AS(d.halo_sends(0, Span<const float>(x.data(), 1), Span<const float>(y.data(), 2)),
                   std::invalid_argument);
   CHECK_NOTHROW(d.halo_sends(0, Span<const float>(x.data(), 1), Span<const float>(y.data(), 1)));
+}
+
+TEST_CASE(
+    "points outside their subdomain (cells owned by their centre) reach exactly the bands that hold "
+    "them",
+    "[decomposition]") {
+  // Each point belongs to the rank that owns its "centre", and lies up to the slack (the narrowest subdomain
+  // less w) away from it, on either side of a cut or of a periodic face. Brute force: receiver R gets every
+  // image (shift in {-l, 0, l} on periodic axes) of every point of every rank in its open box
+  // (x0 - w, x1 + w) x (y0 - w, y1 + w), except its own points unshifted; a point's images are those of its
+  // image nearest its owner's subdomain, the shift counted from where it is stored.
+  std::mt19937 rng(77);
+  long long delivered = 0, outside = 0, inside_other = 0;
+  for (const int periodic : {0, 1, 2, 3})
+    for (const std::array<int, 2> pg :
+         std::vector<std::array<int, 2>>{{2, 1}, {3, 2}, {4, 1}, {1, 3}, {2, 2}}) {
+      Box box = make_box(12, 9, (periodic & 1) != 0, (periodic & 2) != 0);
+      const double w = 0.8;
+      const Decomposition d(ProcessGrid{pg[0], pg[1]}, box, w);
+      INFO(pg[0] << " x " << pg[1] << ", periodic " << periodic);
+      const double slack_x = pg[0] > 1 ? 12.0 / pg[0] - w : 0.0, slack_y = pg[1] > 1 ? 9.0 / pg[1] - w : 0.0;
+      std::uniform_real_distribution<float> u(0.0f, 1.0f);
+      std::vector<std::vector<float>> xs(static_cast<std::size_t>(d.ranks())), ys(xs.size());
+      for (int i = 0; i < 3000; ++i) {
+        const float cx = u(rng) * box.lx, cy = u(rng) * box.ly;
+        const int o = d.owner(cx, cy);
+        const Subdomain b = d.bounds(o);
+        // a position up to the slack outside the owner's subdomain (clamped to the box on open axes)
+        const double sx = slack_x * 0.999, sy = slack_y * 0.999;
+        double px = std::isfinite(b.x0) ? b.x0 - sx + u(rng) * (b.x1 - b.x0 + 2 * sx) : cx;
+        double py = std::isfinite(b.y0) ? b.y0 - sy + u(rng) * (b.y1 - b.y0 + 2 * sy) : cy;
+        if (!std::isfinite(b.x1)) px = cx;
+        if (!std::isfinite(b.y1)) py = cy;
+        const float fx = box.wrap_x(static_cast<float>(px)), fy = box.wrap_y(static_cast<float>(py));
+        if (!b.contains(fx, fy)) ++outside;
+        xs[static_cast<std::size_t>(o)].push_back(fx);
+        ys[static_cast<std::size_t>(o)].push_back(fy);
+      }
+      using Entry = std::tuple<int, int, float, float>;
+      std::vector<std::vector<Entry>> got(xs.size()), want(xs.size());
+      for (int s = 0; s < d.ranks(); ++s) {
+        const auto& sx = xs[static_cast<std::size_t>(s)];
+        const auto& sy = ys[static_cast<std::size_t>(s)];
+        for (const HaloSend& h : d.halo_sends(s, Span<const float>(sx.data(), sx.size()),
+                                              Span<const float>(sy.data(), sy.size())))
+          for (std::size_t k = 0; k < h.index.size(); ++k) {
+            const std::uint8_t image = h.image.empty() ? 0 : h.image[k];
+            got[static_cast<std::size_t>(h.to)].emplace_back(s, h.index[k],
+                                                             h.shift_x + ((image & 1) ? h.image_x : 0.0f),
+                                                             h.shift_y + ((image & 2) ? h.image_y : 0.0f));
+          }
+      }
+      const std::vector<float> shifts_x =
+          box.periodic_x ? std::vector<float>{-box.lx, 0.0f, box.lx} : std::vector<float>{0.0f};
+      const std::vector<float> shifts_y =
+          box.periodic_y ? std::vector<float>{-box.ly, 0.0f, box.ly} : std::vector<float>{0.0f};
+      for (int r = 0; r < d.ranks(); ++r) {
+        const Subdomain b = d.bounds(r);
+        for (int s = 0; s < d.ranks(); ++s) {
+          const auto& sx = xs[static_cast<std::size_t>(s)];
+          const auto& sy = ys[static_cast<std::size_t>(s)];
+          const Subdomain own = d.bounds(s);
+          for (std::size_t i = 0; i < sx.size(); ++i) {
+            // the point's image nearest its owner's subdomain (what it is one period off from, if wrapped)
+            const auto nearest = [](double v, double lo, double hi, float l, bool split) {
+              if (!split || (lo <= v && v < hi)) return 0.0f;
+              const auto out = [&](double p) { return p < lo ? lo - p : (p >= hi ? p - hi : 0.0); };
+              return out(v - l) < out(v) ? -l : (out(v + l) < out(v) ? l : 0.0f);
+            };
+            const float cx = nearest(sx[i], own.x0, own.x1, box.lx, box.periodic_x && pg[0] > 1);
+            const float cy = nearest(sy[i], own.y0, own.y1, box.ly, box.periodic_y && pg[1] > 1);
+            for (const float tx : shifts_x)
+              for (const float ty : shifts_y) {
+                const double qx = static_cast<double>(sx[i]) + cx + tx,
+                             qy = static_cast<double>(sy[i]) + cy + ty;
+                if (s == r && tx == 0.0f && ty == 0.0f) continue;
+                if (b.x0 - qx < w && qx - b.x1 < w && b.y0 - qy < w && qy - b.y1 < w) {
+                  want[static_cast<std::size_t>(r)].emplace_back(s, static_cast<int>(i), cx + tx, cy + ty);
+                  if (s != r && b.contains(qx, qy)) ++inside_other;
+                }
+              }
+          }
+        }
+        std::sort(got[static_cast<std::size_t>(r)].begin(), got[static_cast<std::size_t>(r)].end());
+        std::sort(want[static_cast<std::size_t>(r)].begin(), want[static_cast<std::size_t>(r)].end());
+        const auto& g = got[static_cast<std::size_t>(r)];
+        const auto& h = want[static_cast<std::size_t>(r)];
+        std::vector<Entry> missing, extra;
+        std::set_difference(h.begin(), h.end(), g.begin(), g.end(), std::back_inserter(missing));
+        std::set_difference(g.begin(), g.end(), h.begin(), h.end(), std::back_inserter(extra));
+        const auto describe = [&](const std::vector<Entry>& v) {
+          if (v.empty()) return std::string("none");
+          const auto& [s, i, tx, ty] = v[0];
+          return std::to_string(v.size()) + ", e.g. rank " + std::to_string(s) + " point (" +
+                 std::to_string(xs[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)]) + ", " +
+                 std::to_string(ys[static_cast<std::size_t>(s)][static_cast<std::size_t>(i)]) + ") shift (" +
+                 std::to_string(tx) + ", " + std::to_string(ty) + ")";
+        };
+        INFO("receiver " << r << ": missing " << describe(missing) << "; extra " << describe(extra));
+        CHECK(g == h);
+        delivered += static_cast<long long>(g.size());
+      }
+    }
+  CHECK(delivered > 10000);
+  CHECK(outside > 1000);       // points beyond their subdomain
+  CHECK(inside_other > 1000);  // ... delivered into the subdomain of the rank they stick into
 }

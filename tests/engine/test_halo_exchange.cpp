@@ -120,6 +120,15 @@ TEST_CASE(
     CHECK(halo.ranges().size() == (periodic == 3 ? 8u : 2u));
     CHECK(test::check_forces_with_ghosts(p, d, halo, owned, ghosts, cutoff) > 50);
 
+    // distinct: a single rank receives nothing (its points' images are the minimum image's business)
+    Table none("ghosts");
+    test::add_point_columns(none);
+    HaloExchange distinct(d, comm, {"x", "y", "z", "id"}, HaloMode::distinct);
+    distinct.build(owned, none);
+    CHECK(none.size() == 0);
+    CHECK(distinct.ranges().empty());
+    test::check_forces_with_ghosts(p, d, distinct, owned, none, cutoff, true);
+
     // refresh: the same rows with their current values
     for (std::size_t r = 0; r < owned.size(); ++r) owned.column<float>("z").host(r) += 1.0f;
     halo.refresh(owned, ghosts);
@@ -244,4 +253,9 @@ TEST_CASE(
   CHECK(grid_block(many, shape, 1).nx() == 1);
   CHECK_THROWS_WITH(grid_block(many, shape, 0),
                     Catch::Matchers::Contains("would own no column of the grid's 24 nodes"));
+}
+
+TEST_CASE("the SEM's forces on one rank's merged world are the whole tissue's", "[domain]") {
+  SerialCommunicator comm;
+  CHECK(test::check_sem_forces(comm, ProcessGrid{1, 1}, true) == 0);
 }
