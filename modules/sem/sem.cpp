@@ -201,8 +201,8 @@ AccessList SemSystem::access() const {
 }
 
 void SemSystem::build_list(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
-  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box, static_cast<float>(params_.effective_bin_size()),
-              static_cast<float>(params_.z_extent));
+  bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
+              static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent));
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z,
@@ -243,6 +243,12 @@ void SemSystem::rk2_stages(World& w, float dt, bool build) {
                                                zm_.span(), 0.5f * dt, moved, true, lanes, params_.by_bins});
   }
   exec::max_into(std::as_const(moved_).span().subspan(0, n), moved_max_.span(), reduce_temp_);
+  if (midpoint_exchange_ != nullptr) {
+    const float reach =
+        midpoint_exchange_->exchange(w, xm_.span().subspan(0, n), ym_.span().subspan(0, n),
+                                     zm_.span().subspan(0, n), std::as_const(moved_).span().subspan(0, n));
+    moved_max_.upload(&reach, 1);
+  }
   // stage 2: X <- X + dt F(X_mid), in place (each index reads only its own base entry), on the same bins
   // with the midpoint positions (no sort; the search widens if anything moved past the bins' slack)
   exec::group_for(lanes, n,

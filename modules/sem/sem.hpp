@@ -104,6 +104,23 @@ struct SemParams {
 /// keys `cell_types` and `inter_pairs` are refused). @throws InputError on invalid values.
 SemParams read_sem_params(const io::ScenarioTable& table, const std::vector<std::string>& cell_types = {});
 
+/// What a decomposed run does between the two RK2 stages (modules/sem/sem_decomposed.hpp): the elements a
+/// rank does not own (its ghosts) get their midpoints from their owners, and the search of the midpoint
+/// stage reaches as far as anything moved in the whole tissue.
+class MidpointExchange {
+ public:
+  virtual ~MidpointExchange() = default;
+  /// @param world          the world being stepped
+  /// @param xm,ym,zm       midpoint positions of its elements (#elements each, on the backend) [length];
+  ///                       the rows this rank does not own are to be overwritten
+  /// @param moved          each element's distance from where the cell list was built (#elements, on the
+  ///                       backend) [length]
+  /// @return the largest of `moved` over the elements of the whole tissue (owned ones on every rank), which
+  ///         the midpoint stage's search uses [length]
+  virtual float exchange(World& world, Span<float> xm, Span<float> ym, Span<float> zm,
+                         Span<const float> moved) = 0;
+};
+
 /// System "sem": one RK2 step of the element positions.
 class SemSystem final : public System {
  public:
@@ -135,6 +152,9 @@ class SemSystem final : public System {
 
   /// Forces at the current positions into fx, fy, fz (each >= elements.size() long) [force].
   void compute_forces(World& world, Span<float> fx, Span<float> fy, Span<float> fz);
+  /// Calls `exchange` (kept by pointer; null: none) between the two stages of every step, after the midpoint
+  /// positions and the stage's moves are known and before the midpoint stage uses them (a decomposed run).
+  void set_midpoint_exchange(MidpointExchange* exchange) { midpoint_exchange_ = exchange; }
   const SemParams& params() const { return params_; }
 
  private:
@@ -169,6 +189,7 @@ class SemSystem final : public System {
   std::size_t built_rows_ = 0, built_capacity_ = 0;
   std::int64_t built_step_ = 0;
   bool restored_ = false;  ///< restore_state() put the build positions in xb_, yb_, zb_; no list built yet
+  MidpointExchange* midpoint_exchange_ = nullptr;
 };
 
 }  // namespace tissue::sem

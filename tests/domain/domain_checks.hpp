@@ -24,6 +24,7 @@
 #include "engine/grid/grid.hpp"
 #include "engine/grid/stencils.hpp"
 #include "modules/sem/sem.hpp"
+#include "modules/sem/sem_decomposed.hpp"
 #include "modules/sem/sem_kernels.hpp"
 #include "modules/sem/sem_layout.hpp"
 
@@ -522,12 +523,13 @@ inline std::array<std::vector<float>, 3> sem_forces(const sem::SemParams& params
   return f;
 }
 
-/// A compressed SEM monolayer of 12 x 8 cells of 20 elements (ids 0..95 in lattice order), centres computed.
-inline void seed_sem_monolayer(World& w) {
+/// A compressed SEM monolayer of cells_x x cells_y cells of 20 elements (ids in lattice order), centres
+/// computed.
+inline void seed_sem_monolayer(World& w, int cells_x = 12, int cells_y = 8) {
   sem::add_sem_columns(w);
   sem::MonolayerParams m;
-  m.cells_x = 12;
-  m.cells_y = 8;
+  m.cells_x = cells_x;
+  m.cells_y = cells_y;
   m.spacing = 0.45;
   sem::seed_monolayer(w, m);
   update_cell_centres(w);
@@ -633,6 +635,72 @@ inline std::size_t check_sem_forces(domain::Communicator& comm, const domain::Pr
   CHECK(mismatches == 0);
   CHECK(comm.sum(static_cast<std::int64_t>(owned)) == static_cast<std::int64_t>(whole.elements.size()));
   return ghosts.size();
+}
+
+/// A decomposed SEM run (sem::DecomposedSem: ghosts, merged world, midpoint exchange, migration every
+/// step) of `steps` steps against the undecomposed SemSystem's: every element of every cell at the same
+/// position to the bit after every step. The tissue starts on rank 0 and is spread by migration; 11 x 7 cells
+/// on a 11 x 7 lattice put a column and a row of cell centres on the cuts of 2 x 1, 1 x 2 and 2 x 2 grids, so
+/// that cells cross them. Returns the cells that changed rank after the spreading, on this rank.
+inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const domain::ProcessGrid& pg,
+                                            bool periodic_y, int steps) {
+  sem::SemParams params;
+  params.z_extent = 0.5;  // 3 z bins on every rank count (file comment of sem_decomposed.hpp)
+  params.lanes = 1;
+  params.rebuild_every = 1;
+  Box box;
+  box.lx = 11 * 0.45f;
+  box.ly = 7 * 0.45f;
+  box.periodic_y = periodic_y;
+  const double dt = 0.01;
+  World whole(box);
+  seed_sem_monolayer(whole, 11, 7);
+  sem::SemSystem reference(params);
+
+  // a cell's elements lie within ~0.35 of its centre: the halo is the cut-off plus that
+  const domain::Decomposition d(pg, box, params.effective_inter_cutoff() + 0.4);
+  const int rank = comm.rank();
+  World w(box);
+  sem::DecomposedSem::add_columns(w);
+  if (rank == 0)
+    seed_sem_monolayer(w, 11, 7);
+  else
+    sem::add_sem_columns(w);
+  domain::migrate_to_owners(d, comm, w);
+  sem::DecomposedSem decomposed(params, d, comm);
+
+  std::size_t crossed = 0, mismatches = 0;
+  std::vector<std::int64_t> before;
+  for (int step = 0; step < steps; ++step) {
+    StepContext ctx;
+    ctx.step = step;
+    ctx.time = step * dt;
+    ctx.dt = dt;
+    reference.run(whole, ctx);
+    before.assign(w.cell_id.host_data().begin(),
+                  w.cell_id.host_data().begin() + static_cast<std::ptrdiff_t>(w.cells.size()));
+    decomposed.step(w, ctx);
+    for (std::size_t c = 0; c < w.cells.size(); ++c)
+      if (!std::binary_search(before.begin(), before.end(), w.cell_id.host(c))) ++crossed;
+    whole.download();
+    for (std::size_t c = 0; c < w.cells.size(); ++c) {
+      const auto id = static_cast<std::size_t>(w.cell_id.host(c));
+      for (std::int32_t e = 0; e < w.count.host(c); ++e) {
+        const auto mine = static_cast<std::size_t>(w.first.host(c) + e);
+        const auto theirs = static_cast<std::size_t>(whole.first.host(id) + e);
+        if (w.x.host(mine) != whole.x.host(theirs) || w.y.host(mine) != whole.y.host(theirs) ||
+            w.z.host(mine) != whole.z.host(theirs))
+          ++mismatches;
+      }
+    }
+  }
+  INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid, periodic y " << periodic_y << ": "
+               << mismatches << " element positions differ from the undecomposed run's over " << steps
+               << " steps");
+  CHECK(mismatches == 0);
+  CHECK(comm.sum(static_cast<std::int64_t>(w.cells.size())) == 77);
+  CHECK(comm.sum(static_cast<std::int64_t>(decomposed.ghosts())) >= (comm.size() > 1 ? 1 : 0));
+  return crossed;
 }
 
 }  // namespace tissue::test

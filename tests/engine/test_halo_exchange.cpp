@@ -259,3 +259,8 @@ TEST_CASE("the SEM's forces on one rank's merged world are the whole tissue's", 
   SerialCommunicator comm;
   CHECK(test::check_sem_forces(comm, ProcessGrid{1, 1}, true) == 0);
 }
+
+TEST_CASE("a decomposed SEM run on one rank equals the SEM's own run to the bit", "[domain]") {
+  SerialCommunicator comm;
+  CHECK(test::check_decomposed_sem_run(comm, ProcessGrid{1, 1}, true, 20) == 0);
+}
