@@ -80,7 +80,7 @@ void CellList::refresh(Span<const float> x, Span<const float> y, Span<const floa
 
 void CellList::build(Span<const float> x, Span<const float> y, Span<const float> z,
                      Span<const std::int32_t> tag, std::size_t n, const Box& box, float min_bin,
-                     float z_extent) {
+                     float z_extent, std::size_t cap_points) {
   if (!(min_bin > 0.0f)) throw std::invalid_argument("cell list bin width must be > 0");
   CellGrid g;
   const int open_xy = 16;
@@ -91,7 +91,8 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
   // height (BinKeys), which adds candidates to test, never loses a pair
   double z_bins = std::ceil(std::max(z_extent, 0.0f) / min_bin);
   const double xy_bins = static_cast<double>(g.n[0]) * static_cast<double>(g.n[1]);
-  z_bins = std::min(z_bins, std::ceil(4.0 * static_cast<double>(std::max<std::size_t>(n, 1)) / xy_bins));
+  const std::size_t capped = cap_points > 0 ? cap_points : n;
+  z_bins = std::min(z_bins, std::ceil(4.0 * static_cast<double>(std::max<std::size_t>(capped, 1)) / xy_bins));
   setup_axis(g, 2, false, 0.0f, min_bin, static_cast<int>(std::min(z_bins, 1e9)));
   const std::size_t bins = g.bin_count();
   if (bins > (std::size_t{1} << 31)) throw std::invalid_argument("cell list would need more than 2^31 bins");

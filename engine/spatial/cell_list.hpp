@@ -76,11 +76,11 @@ class CellList {
     /// With `moved`: the largest distance queried [length] (<= the build's min_bin).
     float reach = 0.0f;
 
-    /// Calls f(s, point) (point: a PointTag by value) for every sorted point s in the bins around (px, py, pz), in a fixed order.
-    /// Candidates include far points (aliasing) and the query point itself; f must test distances.
-    /// After refresh() (`moved` set) the bins are those of the build positions, so the search widens to
-    /// every bin within reach + moved of the query (1 bin per side while reach + moved <= the bin width).
-    /// Hot kernels that know which case they are in call for_each_built_candidate() or
+    /// Calls f(s, point) (point: a PointTag by value) for every sorted point s in the bins around (px, py,
+    /// pz), in a fixed order. Candidates include far points (aliasing) and the query point itself; f must
+    /// test distances. After refresh() (`moved` set) the bins are those of the build positions, so the search
+    /// widens to every bin within reach + moved of the query (1 bin per side while reach + moved <= the bin
+    /// width). Hot kernels that know which case they are in call for_each_built_candidate() or
     /// for_each_moved_candidate() directly (one search compiled instead of two: fewer registers).
     /// With `lanes` > 1, lane `lane` in [0, lanes) visits every lanes-th candidate of each bin run (the
     /// candidates of all lanes together are those of lanes = 1): exec::group_for splits a search this way.
@@ -169,9 +169,12 @@ class CellList {
   /// @param z_extent expected height of the point cloud [length]; sets the z bin count (>= 3), capped at 4 n
   ///                 over the x-y bin count (points above the bins' height wrap into them: more candidates,
   ///                 the same pairs).
+  /// @param cap_points  the point count of that cap instead of n (0: n); a rank of a decomposed run passes
+  ///                 the whole tissue's, so that its bins, and the order it visits candidates in, are the
+  ///                 undecomposed list's
   /// @throws std::invalid_argument if min_bin <= 0 or a periodic length is below 2 min_bin.
   void build(Span<const float> x, Span<const float> y, Span<const float> z, Span<const std::int32_t> tag,
-             std::size_t n, const Box& box, float min_bin, float z_extent);
+             std::size_t n, const Box& box, float min_bin, float z_extent, std::size_t cap_points = 0);
 
   /// Moves the sorted copy to new positions of the same n points without re-binning: bins, order and
   /// tags stay those of the last build (cheap: one gather). Queries on moved_view() stay exact while

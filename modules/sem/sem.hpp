@@ -57,6 +57,9 @@ struct SemParams {
   double inter_cutoff = 0.0;      ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
   double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = 1.2 x the intercellular cutoff
   double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
+  /// The element count the cell list caps its z bins by (CellList::build's cap_points); 0: the world's. Not a
+  /// scenario key: a decomposed run (DecomposedSem) sets the whole tissue's.
+  std::size_t z_bin_points = 0;
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
   double temperature = 0.0;       ///< kT of Newman's Brownian term [energy]; 0 = none (the seed)
   /// The basement membrane as a triangle mesh (curved substrates); null: the plane z = 0 (the seed).

@@ -167,7 +167,13 @@ void DecomposedSem::step(World& world, const StepContext& ctx) {
   }
   merged.commit();
 
-  if (!system_) system_ = std::make_unique<SemSystem>(params_);
+  // the cell list's z bins as the undecomposed list's: capped by the whole tissue's element count
+  const auto tissue_elements =
+      static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(world.elements.size())));
+  if (!system_ || system_->params().z_bin_points != tissue_elements) {
+    params_.z_bin_points = tissue_elements;
+    system_ = std::make_unique<SemSystem>(params_);
+  }
   Midpoints midpoints(*this, world, sources);
   system_->set_midpoint_exchange(&midpoints);
   system_->run(merged, ctx);

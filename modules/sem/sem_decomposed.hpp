@@ -12,10 +12,9 @@
 ///    searches as far as anything in the whole tissue moved (MidpointExchange);
 /// 4. takes its own elements' new positions back, recomputes the cell centres, and migrates the cells whose
 ///    centres left its subdomain (domain::migrate_to_owners).
-/// With lanes = 1 and rebuild_every = 1 on both sides and the same z bins, the positions then equal the
-/// undecomposed run's to the bit (tests/domain/test_domain_mpi.cpp). The z bins are the same when z_extent is
-/// at most 3 bin widths (the cell list's minimum); else the cell list caps them by its own point count, which
-/// is smaller on a rank (a rank's list would need the tissue's count).
+/// With lanes = 1 and rebuild_every = 1 on both sides, the positions then equal the undecomposed run's to the
+/// bit (tests/domain/test_domain_mpi.cpp): the merged world's cell list caps its z bins by the whole tissue's
+/// element count (SemParams::z_bin_points), so that its bins are the undecomposed list's.
 ///
 /// Host-staged: the exchanges go through the host mirrors (the device transport comes later).
 

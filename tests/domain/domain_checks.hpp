@@ -644,8 +644,7 @@ inline std::size_t check_sem_forces(domain::Communicator& comm, const domain::Pr
 /// that cells cross them. Returns the cells that changed rank after the spreading, on this rank.
 inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const domain::ProcessGrid& pg,
                                             bool periodic_y, int steps) {
-  sem::SemParams params;
-  params.z_extent = 0.5;  // 3 z bins on every rank count (file comment of sem_decomposed.hpp)
+  sem::SemParams params;  // the default z_extent: z bins capped by the element count
   params.lanes = 1;
   params.rebuild_every = 1;
   Box box;

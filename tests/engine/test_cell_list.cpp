@@ -162,3 +162,22 @@ TEST_CASE("a cell list refresh needs the points of its build", "[cell_list]") {
   list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 4, box, 0.4f, 1.0f);
   CHECK_THROWS_AS(list.refresh(x.span(), x.span(), x.span(), 3), std::invalid_argument);
 }
+
+TEST_CASE("a cell list caps its z bins by the point count it is given, for a rank of a decomposed run",
+          "[cell_list]") {
+  Box box;
+  box.lx = 8.0f;
+  box.ly = 8.0f;  // 20 x 20 x-y bins of 0.4
+  DeviceBuffer<float> x(100);
+  x.zero();
+  CellList list;
+  // z_extent 8: 20 bins, capped at ceil(4 n / 400): 1 for n = 100, so the minimum of 3
+  list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 100, box, 0.4f, 8.0f);
+  CHECK(list.grid().n[2] == 3);
+  // the same 100 points as a rank's share of a 1000-point tissue: the tissue's cap, ceil(4000 / 400) = 10
+  list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 100, box, 0.4f, 8.0f, 1000);
+  CHECK(list.grid().n[2] == 10);
+  // a cap above the extent's count leaves the extent's
+  list.build(x.span(), x.span(), x.span(), Span<const std::int32_t>(), 100, box, 0.4f, 8.0f, 100000);
+  CHECK(list.grid().n[2] == 20);
+}
