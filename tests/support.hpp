@@ -24,6 +24,16 @@ class ThreadCount {
   int saved_;
 };
 
+/// An lx x ly box [length], periodic along x and y as asked.
+inline Box make_box(float lx, float ly, bool periodic_x = true, bool periodic_y = true) {
+  Box box;
+  box.lx = lx;
+  box.ly = ly;
+  box.periodic_x = periodic_x;
+  box.periodic_y = periodic_y;
+  return box;
+}
+
 /// Minimum image of d for period L (no-op when L <= 0).
 inline double min_image(double d, double period) {
   return period > 0 ? d - period * std::floor(d / period + 0.5) : d;

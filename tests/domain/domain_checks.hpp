@@ -27,6 +27,7 @@
 #include "modules/sem/sem_decomposed.hpp"
 #include "modules/sem/sem_kernels.hpp"
 #include "modules/sem/sem_layout.hpp"
+#include "tests/support.hpp"
 
 namespace tissue::test {
 
@@ -82,6 +83,11 @@ inline void fill_owned(const GlobalPoints& p, const domain::Decomposition& d, in
 
 using GhostEntry = std::tuple<std::int64_t, float, float>;  // id, shift x, shift y
 
+/// The shifts of a position's images along an axis: -l, 0, l when periodic, else 0 [length].
+inline std::vector<float> image_shifts(bool periodic, float length) {
+  return periodic ? std::vector<float>{-length, 0.0f, length} : std::vector<float>{0.0f};
+}
+
 /// What `rank` must receive: every point's periodic images in its ghost band, but its own points unshifted
 /// (decomposition.hpp); the points are owned by their positions here.
 inline std::vector<GhostEntry> brute_force_ghosts(const GlobalPoints& p, const domain::Decomposition& d,
@@ -89,10 +95,8 @@ inline std::vector<GhostEntry> brute_force_ghosts(const GlobalPoints& p, const d
   const Box& box = d.box();
   const domain::Subdomain b = d.bounds(rank);
   const double w = d.halo_width();
-  const std::vector<float> sx =
-      box.periodic_x ? std::vector<float>{-box.lx, 0.0f, box.lx} : std::vector<float>{0.0f};
-  const std::vector<float> sy =
-      box.periodic_y ? std::vector<float>{-box.ly, 0.0f, box.ly} : std::vector<float>{0.0f};
+  const std::vector<float> sx = image_shifts(box.periodic_x, box.lx),
+                           sy = image_shifts(box.periodic_y, box.ly);
   std::vector<GhostEntry> want;
   for (std::size_t i = 0; i < p.x.size(); ++i)
     for (const float tx : sx)
@@ -490,10 +494,8 @@ inline std::size_t check_sticking_out_images(domain::Communicator& comm, const d
     }
   const domain::Subdomain b = d.bounds(rank);
   const double w = d.halo_width();
-  const std::vector<float> sx =
-      box.periodic_x ? std::vector<float>{-box.lx, 0.0f, box.lx} : std::vector<float>{0.0f};
-  const std::vector<float> sy =
-      box.periodic_y ? std::vector<float>{-box.ly, 0.0f, box.ly} : std::vector<float>{0.0f};
+  const std::vector<float> sx = image_shifts(box.periodic_x, box.lx),
+                           sy = image_shifts(box.periodic_y, box.ly);
   for (std::size_t i = 0; i < n; ++i)
     for (const float tx : sx)
       for (const float ty : sy) {

@@ -12,20 +12,8 @@
 #include "tests/domain/domain_checks.hpp"
 
 using namespace tissue;
+using test::make_box;
 using namespace tissue::domain;
-
-namespace {
-
-Box make_box(float lx, float ly, bool periodic_x, bool periodic_y) {
-  Box box;
-  box.lx = lx;
-  box.ly = ly;
-  box.periodic_x = periodic_x;
-  box.periodic_y = periodic_y;
-  return box;
-}
-
-}  // namespace
 
 TEST_CASE(
     "every rank receives exactly the points of its ghost band, and forces with ghosts are the "

@@ -15,8 +15,10 @@
 
 #include "engine/domain/decomposition.hpp"
 #include "engine/exec/error.hpp"
+#include "tests/support.hpp"
 
 using namespace tissue;
+using test::make_box;
 using domain::Decomposition;
 using domain::HaloSend;
 using domain::ProcessGrid;
@@ -25,15 +27,6 @@ using domain::Subdomain;
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-Box make_box(float lx, float ly, bool periodic_x = true, bool periodic_y = true) {
-  Box box;
-  box.lx = lx;
-  box.ly = ly;
-  box.periodic_x = periodic_x;
-  box.periodic_y = periodic_y;
-  return box;
-}
 
 /// The InputError message of f(), or "" when it throws none.
 template <class F>

@@ -16,18 +16,10 @@
 #include "tests/domain/domain_checks.hpp"
 
 using namespace tissue;
+using test::make_box;
 using namespace tissue::domain;
 
 namespace {
-
-Box make_box(float lx, float ly, bool periodic_x, bool periodic_y) {
-  Box box;
-  box.lx = lx;
-  box.ly = ly;
-  box.periodic_x = periodic_x;
-  box.periodic_y = periodic_y;
-  return box;
-}
 
 Span<const std::byte> bytes_of(const Bytes& b) {
   return Span<const std::byte>(b.data(), b.size());
