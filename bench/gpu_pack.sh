@@ -12,12 +12,17 @@ cmake --build --preset cuda
 rm -f .gpu/lib/libnvrtc*
 # the same for cuSPARSE/cuSOLVER and what they load (about 700 MB): the toolkit's, or NVIDIA's wheels
 rm -f .gpu/lib/libcusparse* .gpu/lib/libcusolver* .gpu/lib/libcublas* .gpu/lib/libnvJitLink*
+rm -f .gpu/lib/libnccl*  # 200 MB: the GPU machine's own (system or the Python wheels') is found by env.sh
 cat >> .gpu/env.sh <<'ENV'
 if [ ! -e /usr/local/cuda/lib64/libcusparse.so.12 ]; then
   for lib in libcusparse.so.12 libcusolver.so.12 libcublas.so.13 libnvJitLink.so.13; do
     dir=$(python3 -c "import glob, site, sys; h = [g for p in site.getsitepackages() for g in glob.glob(p + '/nvidia/**/' + sys.argv[1], recursive=True)]; print(h[0].rsplit('/', 1)[0] if h else '')" "$lib" 2>/dev/null)
     [ -n "$dir" ] && export LD_LIBRARY_PATH="$dir:$LD_LIBRARY_PATH"
   done
+fi
+if ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2 && [ ! -e /usr/local/cuda/lib64/libnccl.so.2 ]; then
+  nccl_dir=$(python3 -c "import glob, site; h = [g for p in site.getsitepackages() for g in glob.glob(p + '/nvidia/**/libnccl.so.2', recursive=True)]; print(h[0].rsplit('/', 1)[0] if h else '')" 2>/dev/null)
+  [ -n "$nccl_dir" ] && export LD_LIBRARY_PATH="$nccl_dir:$LD_LIBRARY_PATH"
 fi
 if [ ! -e /usr/local/cuda/lib64/libnvrtc.so.13 ]; then
   nvrtc_dir=$(python3 -c "import glob, site; print(' '.join(glob.glob(p + '/nvidia/**/libnvrtc.so.13', recursive=True)[0].rsplit('/', 1)[0] for p in site.getsitepackages() if glob.glob(p + '/nvidia/**/libnvrtc.so.13', recursive=True)))" 2>/dev/null | cut -d' ' -f1)

@@ -101,6 +101,17 @@ std::string no_grid_message(int ranks, const Box& box, double min_width) {
   return m + ")";
 }
 
+/// A position outside [lo, hi) on a periodic axis split in parts: its image nearest the part (exact: a float
+/// plus a float length in double).
+double nearest_image(double v, double lo, double hi, double length) {
+  if (lo <= v && v < hi) return v;
+  const auto outside = [&](double u) { return u < lo ? lo - u : (u >= hi ? u - hi : 0.0); };
+  double best = v;
+  for (const double u : {v - length, v + length})
+    if (outside(u) < outside(best)) best = u;
+  return best;
+}
+
 }  // namespace
 
 ProcessGrid choose_process_grid(int ranks, const Box& box, double min_width) {
@@ -231,16 +242,6 @@ std::vector<HaloSend> Decomposition::halo_sends(int rank, Span<const float> x, S
     return narrowest - w;
   };
   const double slack_x = slack(grid_.px, box_.lx), slack_y = slack(grid_.py, box_.ly);
-  // a position outside [lo, hi) on a periodic axis split in parts: its image nearest the part (exact: a
-  // float plus a float length in double)
-  const auto nearest_image = [](double v, double lo, double hi, double length) {
-    if (lo <= v && v < hi) return v;
-    const auto outside = [&](double u) { return u < lo ? lo - u : (u >= hi ? u - hi : 0.0); };
-    double best = v;
-    for (const double u : {v - length, v + length})
-      if (outside(u) < outside(best)) best = u;
-    return best;
-  };
 
   for (std::size_t i = 0; i < x.size(); ++i) {
     double xi = x[i], yi = y[i];
@@ -282,6 +283,19 @@ std::vector<HaloSend> Decomposition::halo_sends(int rank, Span<const float> x, S
     }
   }
   return sends;
+}
+
+double Decomposition::outside(int rank, float x, float y) const {
+  const Subdomain b = bounds(rank);
+  double xi = x, yi = y;
+  if (!std::isfinite(xi) || !std::isfinite(yi))
+    throw NumericalError("Decomposition::outside: position (" + str(xi) + ", " + str(yi) + ") is not finite");
+  if (b.contains(xi, yi)) return 0.0;
+  if (box_.periodic_x && grid_.px > 1) xi = nearest_image(xi, b.x0, b.x1, box_.lx);
+  if (box_.periodic_y && grid_.py > 1) yi = nearest_image(yi, b.y0, b.y1, box_.ly);
+  const double out_x = grid_.px == 1 ? 0.0 : (xi < b.x0 ? b.x0 - xi : (xi >= b.x1 ? xi - b.x1 : 0.0));
+  const double out_y = grid_.py == 1 ? 0.0 : (yi < b.y0 ? b.y0 - yi : (yi >= b.y1 ? yi - b.y1 : 0.0));
+  return std::max(out_x, out_y);
 }
 
 }  // namespace tissue::domain

@@ -139,6 +139,14 @@ class Decomposition {
   ///         farther outside bounds(rank) than the slack; NumericalError if a position is not finite.
   std::vector<HaloSend> halo_sends(int rank, Span<const float> x, Span<const float> y) const;
 
+  /// How far (x, y) lies outside bounds(rank) [length]: the larger of the distances along x and y (a
+  /// Chebyshev distance), each taken at the image nearest the subdomain on a periodic split axis and 0 along
+  /// an axis that is not split (it holds every position); 0 inside. With every point of the ranks at most
+  /// `s` outside, interactions up to rc between points that moved at most d since are all within a halo of
+  /// width rc + s + 2 d (sem::DecomposedSem's rebuild test).
+  /// @throws std::invalid_argument if the rank is out of range; NumericalError if x or y is not finite.
+  double outside(int rank, float x, float y) const;
+
  private:
   ProcessGrid grid_;
   Box box_;

@@ -37,6 +37,19 @@ std::size_t HaloExchange::rows_sent() const {
   return rows;
 }
 
+std::vector<HaloExchange::SentRows> HaloExchange::sent_rows() const {
+  std::vector<SentRows> out;
+  out.reserve(sends_.size());
+  for (const Send& s : sends_) {
+    if (!s.image.empty())
+      throw std::logic_error(
+          "halo exchange: a message holds points sent at another image than stored, which "
+          "only refresh() places");
+    out.push_back(SentRows{s.to, s.tag, s.rows});
+  }
+  return out;
+}
+
 void HaloExchange::build(Table& owned, Table& ghosts) {
   const std::vector<ColumnBase*> from = find_columns(owned, columns_);
   check_same_layout(from, find_columns(ghosts, columns_), "halo exchange of '" + owned.name() + "'");

@@ -97,6 +97,19 @@ class HaloExchange {
   /// times on a 2D process grid).
   std::size_t rows_sent() const;
 
+  /// One message of the last build(): the receiving rank, its tag and the rows of the owned table it carries,
+  /// in the order sent. For a transport of the same plan between device arrays (device_halo.hpp).
+  struct SentRows {
+    int to = -1;
+    int tag = 0;
+    std::vector<std::int32_t> rows;
+  };
+  /// The messages of the last build(), in the order sent. @throws std::logic_error in images mode when a
+  /// message has points sent at another image than stored (HaloSend::image), which only transfer() places.
+  std::vector<SentRows> sent_rows() const;
+  /// The messages the last build() receives, in the order of ranges().
+  const std::vector<Incoming>& receives() const { return receives_; }
+
  private:
   /// One outgoing message of the plan.
   struct Send {

@@ -30,6 +30,8 @@ class MpiCommunicator final : public Communicator {
   double max(double value) override;
   std::int64_t max(std::int64_t value) override;
   std::int64_t sum(std::int64_t value) override;
+  /// The duplicated communicator (for transports that start from it, NcclTransport).
+  MPI_Comm handle() const { return comm_; }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -164,6 +164,16 @@ TEST_CASE(
   if (comm.size() > 1) CHECK(comm.sum(moved) > 0);  // some ghosts were sent at another image than stored
 }
 
+TEST_CASE("the device halo delivers what HaloExchange::refresh delivers", "[domain][mpi]") {
+  MpiCommunicator comm;
+  std::int64_t filled = 0;
+  for (const ProcessGrid& pg : test::process_grids(comm.size()))
+    for (const bool periodic_y : {true, false})
+      for (const auto mode : {tissue::domain::HaloMode::distinct, tissue::domain::HaloMode::images})
+        filled += static_cast<std::int64_t>(test::check_device_halo(comm, pg, periodic_y, mode));
+  CHECK(comm.sum(filled) > 0);
+}
+
 TEST_CASE("a decomposed SEM run with migration equals the undecomposed run to the bit", "[domain][mpi]") {
   MpiCommunicator comm;
   std::int64_t crossed = 0;

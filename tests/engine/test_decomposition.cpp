@@ -18,11 +18,11 @@
 #include "tests/support.hpp"
 
 using namespace tissue;
-using test::make_box;
 using domain::Decomposition;
 using domain::HaloSend;
 using domain::ProcessGrid;
 using domain::Subdomain;
+using test::make_box;
 
 namespace {
 
@@ -525,4 +525,47 @@ TEST_CASE(
   CHECK(delivered > 10000);
   CHECK(outside > 1000);       // points beyond their subdomain
   CHECK(inside_other > 1000);  // ... delivered into the subdomain of the rank they stick into
+}
+
+TEST_CASE("outside() is the Chebyshev distance to the subdomain at the nearest image, against a brute force",
+          "[decomposition]") {
+  // Brute force: the smallest, over the images (shifts 0, ±l on a periodic split axis; x unchanged on an axis
+  // that is not split, which holds every position), of the larger of the distances along x and y to the
+  // subdomain's intervals (0 along an axis that is not split).
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-0.2f, 1.2f);
+  long long outside = 0;
+  for (const int periodic : {0, 1, 2, 3})
+    for (const std::array<int, 2> pg :
+         std::vector<std::array<int, 2>>{{1, 1}, {2, 1}, {3, 2}, {1, 3}, {2, 2}}) {
+      const Box box = make_box(12, 9, (periodic & 1) != 0, (periodic & 2) != 0);
+      const Decomposition d(ProcessGrid{pg[0], pg[1]}, box, 0.8);
+      for (int rank = 0; rank < d.ranks(); ++rank) {
+        const Subdomain b = d.bounds(rank);
+        const auto along = [](double v, double lo, double hi) {
+          return v < lo ? lo - v : (v >= hi ? v - hi : 0.0);
+        };
+        const auto best = [&](double v, double lo, double hi, double l, bool periodic_axis, int parts) {
+          if (parts == 1) return 0.0;
+          double m = along(v, lo, hi);
+          if (periodic_axis) m = std::min({m, along(v - l, lo, hi), along(v + l, lo, hi)});
+          return m;
+        };
+        for (int i = 0; i < 400; ++i) {
+          float x = u(rng) * box.lx, y = u(rng) * box.ly;
+          if (box.periodic_x) x = box.wrap_x(x);
+          if (box.periodic_y) y = box.wrap_y(y);
+          const double want = std::max(best(x, b.x0, b.x1, box.lx, box.periodic_x, pg[0]),
+                                       best(y, b.y0, b.y1, box.ly, box.periodic_y, pg[1]));
+          INFO(pg[0] << " x " << pg[1] << ", periodic " << periodic << ", rank " << rank << " at (" << x
+                     << ", " << y << ")");
+          REQUIRE(d.outside(rank, x, y) == want);
+          if (want > 0.0) ++outside;
+        }
+      }
+    }
+  CHECK(outside > 1000);
+  const Decomposition d(ProcessGrid{2, 1}, make_box(12, 9, true, true), 0.8);
+  CHECK_THROWS_AS(d.outside(0, std::nanf(""), 1.0f), NumericalError);
+  CHECK_THROWS_AS(d.outside(2, 1.0f, 1.0f), std::invalid_argument);
 }
