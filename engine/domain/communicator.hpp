@@ -67,6 +67,9 @@ class Communicator {
 
   /// The largest `value` over all ranks (collective). NaN on any rank gives NaN.
   virtual double max(double value) = 0;
+  /// The largest of each entry over all ranks, in one reduction (collective; every rank passes as many).
+  /// NaN on any rank gives NaN in that entry.
+  virtual std::vector<double> max(const std::vector<double>& values) = 0;
   /// The largest `value` over all ranks (collective).
   virtual std::int64_t max(std::int64_t value) = 0;
   /// The sum of `value` over all ranks (collective).
@@ -83,6 +86,7 @@ class SerialCommunicator final : public Communicator {
                               const std::vector<Incoming>& receives) override;
   std::vector<Bytes> all_to_all(const std::vector<Bytes>& send) override;
   double max(double value) override { return value; }
+  std::vector<double> max(const std::vector<double>& values) override { return values; }
   std::int64_t max(std::int64_t value) override { return value; }
   std::int64_t sum(std::int64_t value) override { return value; }
 };

@@ -140,6 +140,7 @@ void DeviceHalo::exchange(const std::vector<Span<float>>& columns) {
   send_buffer_.ensure(ncols * send_rows_.size());
   receive_buffer_.ensure(ncols * receive_rows_.size());
 
+  if (timing_) exec::synchronize();  // the caller's device work queued before is not the halo's
   auto t0 = Clock::now();
   PackRows pack{send_rows_d_.span(), send_segment_d_.span(), {}, ncols, send_buffer_.span()};
   for (std::size_t c = 0; c < ncols; ++c) pack.columns[c] = columns[c];

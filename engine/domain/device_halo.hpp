@@ -70,8 +70,8 @@ class DeviceHalo {
  public:
   static constexpr std::size_t kMaxColumns = 4;
 
-  /// Time spent in the parts of exchange() [s], when timing is on (set_timing): each part is closed by a
-  /// device synchronisation, so the parts add up to the exchange's wall time.
+  /// Time spent in the parts of exchange() [s], when timing is on (set_timing): the device is synchronised
+  /// before the pack (the work queued earlier is not counted) and after each part.
   struct Timings {
     double pack = 0.0;      ///< gathering the sent rows (device)
     double transfer = 0.0;  ///< the transport (copies to and from the host included, staged)

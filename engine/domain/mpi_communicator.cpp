@@ -90,6 +90,22 @@ double MpiCommunicator::max(double value) {
   return any_nan ? std::numeric_limits<double>::quiet_NaN() : result;
 }
 
+std::vector<double> MpiCommunicator::max(const std::vector<double>& values) {
+  // one reduction: the values with NaN as -infinity, then one NaN flag per value
+  const std::size_t n = values.size();
+  std::vector<double> local(2 * n), result(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool nan = std::isnan(values[i]);
+    local[i] = nan ? -std::numeric_limits<double>::infinity() : values[i];
+    local[n + i] = nan ? 1.0 : 0.0;
+  }
+  MPI_Allreduce(local.data(), result.data(), static_cast<int>(2 * n), MPI_DOUBLE, MPI_MAX, comm_);
+  for (std::size_t i = 0; i < n; ++i)
+    if (result[n + i] > 0.0) result[i] = std::numeric_limits<double>::quiet_NaN();
+  result.resize(n);
+  return result;
+}
+
 std::int64_t MpiCommunicator::max(std::int64_t value) {
   std::int64_t result = 0;
   MPI_Allreduce(&value, &result, 1, MPI_INT64_T, MPI_MAX, comm_);

@@ -28,6 +28,7 @@ class MpiCommunicator final : public Communicator {
                               const std::vector<Incoming>& receives) override;
   std::vector<Bytes> all_to_all(const std::vector<Bytes>& send) override;
   double max(double value) override;
+  std::vector<double> max(const std::vector<double>& values) override;
   std::int64_t max(std::int64_t value) override;
   std::int64_t sum(std::int64_t value) override;
   /// The duplicated communicator (for transports that start from it, NcclTransport).

@@ -43,39 +43,71 @@ void upload(const std::vector<T>& host, DeviceBuffer<T>& device) {
                      host.size() * sizeof(T));
 }
 
-/// Where a row of the merged world comes from.
-struct Source {
-  std::int64_t cell;
-  std::int32_t slot;
-  bool ghost;
-  std::size_t row;  ///< row of the owned elements or of the ghosts
-};
-
-/// out[r] = values[r] on owned rows, 0 on ghost rows.
-struct MaskedValues {
-  Span<const float> values;
-  Span<const std::uint8_t> owned;
-  Span<float> out;
-  TISSUE_HD void operator()(std::size_t r) const { out[r] = owned[r] != 0 ? values[r] : 0.0f; }
-};
-
-/// out[r] = |X_r - X0_r| (minimum image on periodic axes) on owned rows, 0 on ghost rows [length].
-struct DisplacementSinceRebuild {
-  Span<const float> x, y, z, x0, y0, z0;
+/// Per merged row, in three blocks of out (each n long), on owned rows (0 on ghost rows): the half step's
+/// move `moved` [length], and how far the step's start (x, y) and the midpoint (xm, ym) lie from the
+/// rebuild's positions along x or y, the larger of the two (minimum image on periodic axes) [length].
+struct StageMoves {
+  Span<const float> moved, x, y, xm, ym, x0, y0;
   Span<const std::uint8_t> owned;
   float lx, ly;
   bool periodic_x, periodic_y;
+  std::size_t n;
   Span<float> out;
+  TISSUE_HD float apart(float a, float b, float l, bool periodic) const {
+    float d = a - b;
+    if (periodic) d -= l * floorf(d / l + 0.5f);
+    return fabsf(d);
+  }
   TISSUE_HD void operator()(std::size_t r) const {
     if (owned[r] == 0) {
-      out[r] = 0.0f;
+      out[r] = out[n + r] = out[2 * n + r] = 0.0f;
       return;
     }
-    float dx = x[r] - x0[r], dy = y[r] - y0[r];
-    const float dz = z[r] - z0[r];
-    if (periodic_x) dx -= lx * floorf(dx / lx + 0.5f);
-    if (periodic_y) dy -= ly * floorf(dy / ly + 0.5f);
-    out[r] = sqrtf(dx * dx + dy * dy + dz * dz);
+    out[r] = moved[r];
+    out[n + r] = fmaxf(apart(x[r], x0[r], lx, periodic_x), apart(y[r], y0[r], ly, periodic_y));
+    out[2 * n + r] = fmaxf(apart(xm[r], x0[r], lx, periodic_x), apart(ym[r], y0[r], ly, periodic_y));
+  }
+};
+
+/// The owned elements' rows of the merged world: element e of owned cell c goes to row
+/// first[merged_cell[c]] + (e - world_first[c]) with its position and type; records the row and the mask.
+struct OwnedToMerged {
+  Span<const std::int32_t> cell, world_first, merged_cell, merged_first;
+  Span<const float> x, y, z;
+  Span<const std::int32_t> type;
+  Span<float> mx, my, mz;
+  Span<std::int32_t> mtype, mcell, owned_rows;
+  Span<std::uint8_t> mask;
+  TISSUE_HD void operator()(std::size_t e) const {
+    const auto c = static_cast<std::size_t>(cell[e]);
+    const std::int32_t k = merged_cell[c];
+    const auto r = static_cast<std::size_t>(merged_first[static_cast<std::size_t>(k)] +
+                                            (static_cast<std::int32_t>(e) - world_first[c]));
+    mx[r] = x[e];
+    my[r] = y[e];
+    mz[r] = z[e];
+    mtype[r] = type[e];
+    mcell[r] = k;
+    mask[r] = 1;
+    owned_rows[e] = static_cast<std::int32_t>(r);
+  }
+};
+
+/// The ghosts' rows of the merged world, from the rebuild's arrays.
+struct GhostsToMerged {
+  Span<const float> x, y, z;
+  Span<const std::int32_t> type, cell, row;
+  Span<float> mx, my, mz;
+  Span<std::int32_t> mtype, mcell;
+  Span<std::uint8_t> mask;
+  TISSUE_HD void operator()(std::size_t g) const {
+    const auto r = static_cast<std::size_t>(row[g]);
+    mx[r] = x[g];
+    my[r] = y[g];
+    mz[r] = z[g];
+    mtype[r] = type[g];
+    mcell[r] = cell[g];
+    mask[r] = 0;
   }
 };
 
@@ -94,25 +126,36 @@ struct CopyOwned {
 
 }  // namespace
 
-/// Between the RK2 stages: the ghosts' midpoints from their owners, the tissue's largest move.
+/// Between the RK2 stages: the ghosts' midpoints from their owners; the tissue's moves (file comment of the
+/// header) in one reduction over the ranks.
 class DecomposedSem::Midpoints final : public MidpointExchange {
  public:
   explicit Midpoints(DecomposedSem& owner) : owner_(owner) {}
 
-  float exchange(World&, Span<float> xm, Span<float> ym, Span<float> zm, Span<const float> moved) override {
+  float exchange(World& merged, Span<float> xm, Span<float> ym, Span<float> zm,
+                 Span<const float> moved) override {
     DecomposedSem& o = owner_;
     o.device_halo_.exchange({xm, ym, zm});
     const auto t0 = Clock::now();
-    const auto reach = static_cast<float>(o.comm_.max(static_cast<double>(o.owned_max(moved))));
+    const std::size_t n = merged.elements.size();
+    o.scratch_.ensure(3 * n);
+    exec::parallel_for(n, StageMoves{moved, merged.x.span(), merged.y.span(), xm, ym, o.x0_.span(),
+                                     o.y0_.span(), o.owned_mask_.span(), merged.box.lx, merged.box.ly,
+                                     merged.box.periodic_x, merged.box.periodic_y, n, o.scratch_.span()});
+    std::vector<double> local =
+        exec::column_max_abs(Span<const float>(o.scratch_.data(), 3 * n), n, n, 3, o.scratch_max_);
+    const std::vector<double> all = o.comm_.max(local);
+    const double reach = all[0], start = all[1], mid = all[2];
     if (o.timing_) o.timings_.check += seconds_since(t0);
-    // the midpoints are at most moved_ + reach from the rebuild's positions
-    if (!(static_cast<double>(o.moved_) + reach <= 0.5 * o.margin_))
+    if (!(std::max(start, mid) <= 0.5 * o.margin_))
       throw NumericalError(
-          "decomposed SEM: an element moved " + std::to_string(o.moved_ + reach) +
-          " since the last rebuild of the halo, more than half its margin " + std::to_string(o.margin_) +
+          "decomposed SEM: an element moved " + std::to_string(std::max(start, mid)) +
+          " along x or y since the last rebuild of the halo, more than half its margin " +
+          std::to_string(o.margin_) +
           " (halo width less the cut-off less how far elements lie outside their subdomains): "
           "reduce dt or widen the halo");
-    return reach;
+    o.rebuild_next_ = mid + 4.0 * reach > 0.5 * o.margin_;
+    return static_cast<float>(reach);
   }
 
  private:
@@ -160,93 +203,169 @@ void DecomposedSem::reset_timings() {
   device_halo_.reset_timings();
 }
 
-float DecomposedSem::owned_max(Span<const float> values) {
-  const std::size_t n = merged_->elements.size();
-  scratch_.ensure(n);
-  exec::parallel_for(n, MaskedValues{values, owned_mask_.span(), scratch_.span()});
-  return std::max(0.0f, exec::max_value(Span<const float>(scratch_.data(), n)));
-}
-
 void DecomposedSem::rebuild(World& world) {
   const bool typed = !params_.cell_types.empty();
+  const int rank = comm_.rank();
   if (typed && world.elements.find(kGhostCellTypeColumn) == nullptr)
     world.elements.add_column<std::int32_t>(kGhostCellTypeColumn);
+
+  // migrate only where some cell's centre left its owner's subdomain
   update_cell_centres(world);
-  world.download();
-  domain::migrate_to_owners(decomposition_, comm_, world);
+  world.cells.download();
+  std::int64_t leaving = 0;
+  for (std::size_t c = 0; c < world.cells.size(); ++c)
+    if (decomposition_.owner(world.cx.host(c), world.cy.host(c)) != rank) ++leaving;
+  const bool migrate = comm_.sum(leaving) > 0;
+  if (migrate) {
+    world.download();
+    domain::migrate_to_owners(decomposition_, comm_, world);
+    ids_current_ = false;
+  } else {
+    const std::size_t rows = world.elements.size();
+    world.x.download(rows);
+    world.y.download(rows);
+    world.z.download(rows);
+    element_types(world).download(rows);
+    world.cell.download(rows);
+    if (world.revision != revision_ || rows != rows_) ids_current_ = false;
+  }
+  const std::size_t cells = world.cells.size(), owned = world.elements.size();
+  for (std::size_t c = 1; c < cells; ++c)
+    if (!(world.cell_id.host(c - 1) < world.cell_id.host(c)))
+      throw std::logic_error("decomposed SEM: the world's cells are not in ascending id order");
 
   auto& cell_id = world.elements.column<std::int64_t>(kCellIdColumn);
   auto& slot = world.elements.column<std::int32_t>(kSlotColumn);
-  for (std::size_t c = 0; c < world.cells.size(); ++c)
-    for (std::int32_t e = 0; e < world.count.host(c); ++e) {
-      const auto row = static_cast<std::size_t>(world.first.host(c) + e);
-      cell_id.host(row) = world.cell_id.host(c);
-      slot.host(row) = e;
-      if (typed)
-        world.elements.column<std::int32_t>(kGhostCellTypeColumn).host(row) =
-            world.cells.column<std::int32_t>(kCellTypeColumn).host(c);
-    }
+  if (!ids_current_) {
+    for (std::size_t c = 0; c < cells; ++c)
+      for (std::int32_t e = 0; e < world.count.host(c); ++e) {
+        const auto row = static_cast<std::size_t>(world.first.host(c) + e);
+        cell_id.host(row) = world.cell_id.host(c);
+        slot.host(row) = e;
+        if (typed)
+          world.elements.column<std::int32_t>(kGhostCellTypeColumn).host(row) =
+              world.cells.column<std::int32_t>(kCellTypeColumn).host(c);
+      }
+    // on the device too, so that a download() between steps keeps them
+    cell_id.upload(owned);
+    slot.upload(owned);
+    if (typed) world.elements.column<std::int32_t>(kGhostCellTypeColumn).upload(owned);
+    ids_current_ = true;
+  }
   halo_.build(world.elements, ghost_elements_);
   ghost_count_ = ghost_elements_.size();
 
-  // owned and ghost elements in the undecomposed order
-  std::vector<Source> sources;
-  sources.reserve(world.elements.size() + ghost_count_);
-  for (std::size_t e = 0; e < world.elements.size(); ++e)
-    sources.push_back({cell_id.host(e), slot.host(e), false, e});
-  for (std::size_t g = 0; g < ghost_count_; ++g)
-    sources.push_back({ghost_elements_.column<std::int64_t>(kCellIdColumn).host(g),
-                       ghost_elements_.column<std::int32_t>(kSlotColumn).host(g), true, g});
-  std::sort(sources.begin(), sources.end(), [](const Source& a, const Source& b) {
-    return a.cell != b.cell ? a.cell < b.cell : a.slot < b.slot;
-  });
-  merged_ = std::make_unique<World>(world.box);
-  World& merged = *merged_;
-  add_sem_columns(merged);
-  Column<std::int32_t>* merged_type = nullptr;
-  if (typed) merged_type = &merged.cells.add_column<std::int32_t>(kCellTypeColumn);
-  std::int64_t last = -1;
-  std::int32_t c = -1;
-  std::vector<std::int32_t> owned_rows(world.elements.size()), ghost_rows(ghost_count_);
-  std::vector<std::uint8_t> mask(sources.size(), 0);
-  for (std::size_t r = 0; r < sources.size(); ++r) {
-    const Source& s = sources[r];
-    Table& t = s.ghost ? ghost_elements_ : world.elements;
-    if (s.cell != last) {
-      c = merged.add_cell_host();
-      merged.cell_id.host(static_cast<std::size_t>(c)) = s.cell;
-      if (typed)
-        merged_type->host(static_cast<std::size_t>(c)) =
-            t.column<std::int32_t>(kGhostCellTypeColumn).host(s.row);
-      last = s.cell;
-    }
-    add_element_host(merged, c, t.column<float>("x").host(s.row), t.column<float>("y").host(s.row),
-                     t.column<float>("z").host(s.row), t.column<std::int32_t>(kTypeColumn).host(s.row));
-    (s.ghost ? ghost_rows : owned_rows)[s.row] = static_cast<std::int32_t>(r);
-    if (!s.ghost) mask[r] = 1;
+  // the ghosts' cells: each cell's ghosts come from its owner, contiguous and in slot order
+  struct GhostCell {
+    std::int64_t id;
+    std::size_t first, count;
+    std::int32_t type;
+  };
+  std::vector<GhostCell> ghost_cells;
+  const auto& gid = ghost_elements_.column<std::int64_t>(kCellIdColumn);
+  for (std::size_t g = 0; g < ghost_count_; ++g) {
+    if (ghost_cells.empty() || ghost_cells.back().id != gid.host(g))
+      ghost_cells.push_back(GhostCell{
+          gid.host(g), g, 0, typed ? ghost_elements_.column<std::int32_t>(kGhostCellTypeColumn).host(g) : 0});
+    ++ghost_cells.back().count;
   }
-  merged.commit();
-  upload(owned_rows, owned_rows_);
-  upload(mask, owned_mask_);
+  std::sort(ghost_cells.begin(), ghost_cells.end(),
+            [](const GhostCell& a, const GhostCell& b) { return a.id < b.id; });
+  for (std::size_t k = 1; k < ghost_cells.size(); ++k)
+    if (ghost_cells[k - 1].id == ghost_cells[k].id)
+      throw std::logic_error("decomposed SEM: the ghosts of cell " + std::to_string(ghost_cells[k].id) +
+                             " came in two pieces");
+
+  // the merged cells: owned and ghost cells merged by id (the undecomposed order), each cell's elements in
+  // slot order
+  if (!merged_) {
+    merged_ = std::make_unique<World>(world.box);
+    add_sem_columns(*merged_);
+    if (typed) merged_->cells.add_column<std::int32_t>(kCellTypeColumn);
+  }
+  World& merged = *merged_;
+  merged.cells.resize(cells + ghost_cells.size());
+  std::vector<std::int32_t> merged_cell(cells);
+  std::vector<std::int32_t> ghost_type(ghost_count_), ghost_cell(ghost_count_), ghost_row(ghost_count_);
+  std::size_t oc = 0, gc = 0, k = 0;
+  std::int32_t first = 0;
+  while (oc < cells || gc < ghost_cells.size()) {
+    const bool take_owned =
+        gc == ghost_cells.size() || (oc < cells && world.cell_id.host(oc) < ghost_cells[gc].id);
+    std::int32_t count = 0;
+    if (take_owned) {
+      merged.cell_id.host(k) = world.cell_id.host(oc);
+      count = world.count.host(oc);
+      if (typed)
+        merged.cells.column<std::int32_t>(kCellTypeColumn).host(k) =
+            world.cells.column<std::int32_t>(kCellTypeColumn).host(oc);
+      merged_cell[oc++] = static_cast<std::int32_t>(k);
+    } else {
+      const GhostCell& g = ghost_cells[gc++];
+      merged.cell_id.host(k) = g.id;
+      count = static_cast<std::int32_t>(g.count);
+      if (typed) merged.cells.column<std::int32_t>(kCellTypeColumn).host(k) = g.type;
+      for (std::size_t i = 0; i < g.count; ++i) {
+        ghost_cell[g.first + i] = static_cast<std::int32_t>(k);
+        ghost_row[g.first + i] = first + static_cast<std::int32_t>(i);
+        ghost_type[g.first + i] = ghost_elements_.column<std::int32_t>(kTypeColumn).host(g.first + i);
+      }
+    }
+    merged.first.host(k) = first;
+    merged.count.host(k) = count;
+    merged.flags.host(k) = 0;
+    first += count;
+    ++k;
+  }
+  const auto n = static_cast<std::size_t>(first);
+  merged.cells.upload();
+  merged.elements.resize(n);
+  upload(merged_cell, merged_cell_);
+  owned_rows_.resize(owned);
+  owned_mask_.resize(n);
+  exec::parallel_for(
+      owned, OwnedToMerged{world.cell.span(), world.first.span(), merged_cell_.span(), merged.first.span(),
+                           world.x.span(), world.y.span(), world.z.span(), element_types(world).span(),
+                           merged.x.span(), merged.y.span(), merged.z.span(), element_types(merged).span(),
+                           merged.cell.span(), owned_rows_.span(), owned_mask_.span()});
+  const auto host_column = [&](const char* name) {
+    const auto& h = ghost_elements_.column<float>(name).host_data();
+    return std::vector<float>(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(ghost_count_));
+  };
+  upload(host_column("x"), ghost_x_);
+  upload(host_column("y"), ghost_y_);
+  upload(host_column("z"), ghost_z_);
+  upload(ghost_type, ghost_type_);
+  upload(ghost_cell, ghost_cell_);
+  upload(ghost_row, ghost_row_);
+  exec::parallel_for(
+      ghost_count_,
+      GhostsToMerged{ghost_x_.span(), ghost_y_.span(), ghost_z_.span(), ghost_type_.span(),
+                     ghost_cell_.span(), ghost_row_.span(), merged.x.span(), merged.y.span(), merged.z.span(),
+                     element_types(merged).span(), merged.cell.span(), owned_mask_.span()});
+  ++merged.revision;
 
   // the device halo: the same messages between merged rows
+  const auto merged_row = [&](std::int32_t e) {
+    const auto c = static_cast<std::size_t>(world.cell.host(static_cast<std::size_t>(e)));
+    return merged.first.host(static_cast<std::size_t>(merged_cell[c])) + (e - world.first.host(c));
+  };
   std::vector<domain::HaloRows> sends, receives;
   for (domain::HaloExchange::SentRows& s : halo_.sent_rows()) {
-    for (std::int32_t& row : s.rows) row = owned_rows[static_cast<std::size_t>(row)];
+    for (std::int32_t& row : s.rows) row = merged_row(row);
     sends.push_back(domain::HaloRows{s.to, s.tag, std::move(s.rows)});
   }
   for (std::size_t m = 0; m < halo_.receives().size(); ++m) {
     const domain::GhostRange& range = halo_.ranges()[m];
     domain::HaloRows r{halo_.receives()[m].from, halo_.receives()[m].tag, {}};
-    for (std::size_t g = range.first; g < range.first + range.count; ++g) r.rows.push_back(ghost_rows[g]);
+    for (std::size_t g = range.first; g < range.first + range.count; ++g) r.rows.push_back(ghost_row[g]);
     receives.push_back(std::move(r));
   }
   device_halo_.set_plan(sends, receives);
 
   // the margin: the halo width less the cut-off less the farthest an element lies outside its subdomain
   double outside = 0.0;
-  const int rank = comm_.rank();
-  for (std::size_t e = 0; e < world.elements.size(); ++e)
+  for (std::size_t e = 0; e < owned; ++e)
     outside = std::max(outside, decomposition_.outside(rank, world.x.host(e), world.y.host(e)));
   outside = comm_.max(outside);
   margin_ = decomposition_.halo_width() - params_.effective_inter_cutoff() - outside;
@@ -256,21 +375,19 @@ void DecomposedSem::rebuild(World& world) {
         " leaves no margin: the intercellular cut-off is " +
         std::to_string(params_.effective_inter_cutoff()) + " and elements lie up to " +
         std::to_string(outside) + " outside their owners' subdomains; widen the halo");
-  const std::size_t n = merged.elements.size();
-  for (DeviceBuffer<float>* b : {&x0_, &y0_, &z0_}) b->resize(n);
+  x0_.resize(n);
+  y0_.resize(n);
   exec::copy(Span<const float>(merged.x.span().data(), n), x0_.span(), n);
   exec::copy(Span<const float>(merged.y.span().data(), n), y0_.span(), n);
-  exec::copy(Span<const float>(merged.z.span().data(), n), z0_.span(), n);
 
   // the cell list's z bins as the undecomposed list's: capped by the whole tissue's element count
-  const auto tissue_elements =
-      static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(world.elements.size())));
+  const auto tissue_elements = static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(owned)));
   if (!system_ || system_->params().z_bin_points != tissue_elements) {
     params_.z_bin_points = tissue_elements;
     system_ = std::make_unique<SemSystem>(params_);
   }
   revision_ = world.revision;
-  rows_ = world.elements.size();
+  rows_ = owned;
   ++timings_.rebuilds;
 }
 
@@ -279,37 +396,25 @@ void DecomposedSem::step(World& world, const StepContext& ctx) {
   const domain::DeviceHalo::Timings halo_before = device_halo_.timings();
   const double check_before = timings_.check;
 
-  // rebuild when this rank's world changed or something in the tissue moved more than a quarter of the margin
+  // rebuild at the first step, after a change of the world on any rank, or where the last midpoint stage
+  // asked for it (the same on every rank: its moves were reduced over the ranks)
   const bool changed = !merged_ || world.revision != revision_ || world.elements.size() != rows_;
-  auto t0 = Clock::now();
-  double moved = std::numeric_limits<double>::infinity();
-  if (!changed) {
-    World& m = *merged_;
-    const std::size_t n = m.elements.size();
-    scratch_.ensure(n);
-    exec::parallel_for(n, DisplacementSinceRebuild{m.x.span(), m.y.span(), m.z.span(), x0_.span(), y0_.span(),
-                                                   z0_.span(), owned_mask_.span(), m.box.lx, m.box.ly,
-                                                   m.box.periodic_x, m.box.periodic_y, scratch_.span()});
-    moved = std::max(0.0f, exec::max_value(Span<const float>(scratch_.data(), n)));
-  }
-  moved = comm_.max(moved);
-  if (timing_) timings_.check += seconds_since(t0);
+  const bool rebuild_now = comm_.max(static_cast<std::int64_t>(changed ? 1 : 0)) > 0 || rebuild_next_;
   double rebuild_time = 0.0;
-  if (!(moved <= 0.25 * margin_)) {
-    t0 = Clock::now();
+  if (rebuild_now) {
+    const auto t0 = Clock::now();
     rebuild(world);
-    moved_ = 0.0f;
     if (timing_) {
       exec::synchronize();
       rebuild_time = seconds_since(t0);
       timings_.rebuild += rebuild_time;
     }
   } else {
-    moved_ = static_cast<float>(moved);
     World& m = *merged_;
     const std::size_t n = m.elements.size();
     device_halo_.exchange({m.x.span().subspan(0, n), m.y.span().subspan(0, n), m.z.span().subspan(0, n)});
   }
+  rebuild_next_ = true;  // unless the midpoint stage finds the halo still good for another step
 
   system_->set_midpoint_exchange(midpoints_.get());
   try {

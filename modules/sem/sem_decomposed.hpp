@@ -18,13 +18,18 @@
 /// as anything in the whole tissue moved (MidpointExchange). Its own elements' new positions are then copied
 /// into its world on the device.
 ///
-/// Rebuilds happen at the first step, after the world changed (a hook's commit, on any rank), and once some
-/// element of the tissue has moved more than a quarter of the margin since the last rebuild, as MD codes
-/// rebuild their neighbour lists at half the skin. The margin is the halo width less the intercellular
+/// Rebuilds happen at the first step, after the world changed (a commit, on any rank), and before some
+/// element of the tissue could have moved more than half the margin since the last rebuild, as MD codes
+/// rebuild their neighbour lists within half the skin. The margin is the halo width less the intercellular
 /// cut-off less the farthest an element lay outside its owner's subdomain at the rebuild (all ranks): the
 /// ghosts then hold every element within the cut-off of an owned element for as long as no element has
-/// moved more than half the margin (Decomposition::outside). The midpoint stage checks that bound on the
-/// whole tissue and throws where one step moves an element farther than the margin allows.
+/// moved more than half the margin along x or y (Decomposition::outside). Each midpoint stage measures, in
+/// one reduction over the ranks, how far the elements moved along x and y since the rebuild (at the step's
+/// start and at the midpoint) and how far they moved in the half step; it throws where the bound was broken,
+/// and asks for a rebuild before the next step once the midpoint's distance plus four half steps would
+/// break it. A rebuild migrates only where some cell's centre left its owner's subdomain, and otherwise moves
+/// only positions and the ghosts through the host: the merged world is laid out cell by cell on the host
+/// (cells are merged by id) and filled on the device.
 ///
 /// With lanes = 1 and rebuild_every = 1 on both sides, the positions equal the undecomposed run's to the
 /// bit, rebuilds or not (tests/domain/test_domain_mpi.cpp): the merged world's cell list caps its z bins by
@@ -110,8 +115,6 @@ class DecomposedSem {
   class Midpoints;
   /// Migration, host halo and merged world (file comment).
   void rebuild(World& world);
-  /// Largest of values over the merged rows this rank owns (values: #merged rows, on the backend).
-  float owned_max(Span<const float> values);
 
   SemParams params_;
   const domain::Decomposition& decomposition_;
@@ -128,11 +131,15 @@ class DecomposedSem {
   std::uint64_t revision_ = 0;  ///< the world's revision after the last rebuild
   std::size_t rows_ = 0;        ///< its element count then
   double margin_ = 0.0;
-  float moved_ = 0.0f;  ///< the tissue's largest displacement since the rebuild, at the step's start
-  DeviceBuffer<std::int32_t> owned_rows_;  ///< merged row of each owned element (world row order)
-  DeviceBuffer<std::uint8_t> owned_mask_;  ///< per merged row: 1 when owned
-  DeviceBuffer<float> x0_, y0_, z0_;       ///< merged positions at the rebuild
-  DeviceBuffer<float> scratch_;
+  bool rebuild_next_ = true;  ///< the last midpoint stage asked for a rebuild before the next step
+  bool ids_current_ = false;  ///< the world's cell_id and slot host columns hold its rows' (set at rebuilds)
+  DeviceBuffer<std::int32_t> owned_rows_;   ///< merged row of each owned element (world row order)
+  DeviceBuffer<std::int32_t> merged_cell_;  ///< merged cell of each owned cell (world cell order)
+  DeviceBuffer<std::uint8_t> owned_mask_;   ///< per merged row: 1 when owned
+  DeviceBuffer<float> x0_, y0_;             ///< merged positions at the rebuild [length]
+  DeviceBuffer<float> ghost_x_, ghost_y_, ghost_z_;
+  DeviceBuffer<std::int32_t> ghost_type_, ghost_cell_, ghost_row_;  ///< a rebuild's ghosts, to be scattered
+  DeviceBuffer<float> scratch_, scratch_max_;
   bool timing_ = false;
   Timings timings_;
 };

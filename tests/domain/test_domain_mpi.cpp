@@ -5,7 +5,9 @@
 // spread over the ranks gathers back whole. Every case is collective: checks never skip a collective call.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "engine/domain/mpi_communicator.hpp"
@@ -162,6 +164,23 @@ TEST_CASE(
       moved += static_cast<std::int64_t>(test::check_sticking_out_images(comm, d, 0.4f));
     }
   if (comm.size() > 1) CHECK(comm.sum(moved) > 0);  // some ghosts were sent at another image than stored
+}
+
+TEST_CASE("the reductions over ranks: entry by entry, NaN anywhere gives NaN", "[domain][mpi]") {
+  MpiCommunicator comm;
+  const int rank = comm.rank(), last = comm.size() - 1;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> got =
+      comm.max(std::vector<double>{static_cast<double>(rank), -static_cast<double>(rank),
+                                   rank == last ? nan : 1.0, -std::numeric_limits<double>::infinity()});
+  REQUIRE(got.size() == 4);
+  CHECK(got[0] == last);
+  CHECK(got[1] == 0.0);
+  CHECK(std::isnan(got[2]));
+  CHECK(got[3] == -std::numeric_limits<double>::infinity());
+  CHECK(comm.max(std::vector<double>{}).empty());
+  CHECK(std::isnan(comm.max(rank == 0 ? nan : 0.0)));
+  CHECK(comm.sum(std::int64_t{2}) == 2 * comm.size());
 }
 
 TEST_CASE("the device halo delivers what HaloExchange::refresh delivers", "[domain][mpi]") {

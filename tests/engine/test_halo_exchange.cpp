@@ -39,6 +39,7 @@ TEST_CASE("the serial communicator delivers messages to itself by tag, in the or
   CHECK(comm.all_to_all({b}) == std::vector<Bytes>{b});
   CHECK(comm.sum(std::int64_t{3}) == 3);
   CHECK(comm.max(2.5) == 2.5);
+  CHECK(comm.max(std::vector<double>{1.0, -2.0}) == std::vector<double>{1.0, -2.0});
 
   CHECK_THROWS_AS(comm.exchange({{0, 5, bytes_of(a)}}, {}), std::logic_error);             // never received
   CHECK_THROWS_AS(comm.exchange({}, {{0, 5}}), std::logic_error);                          // never sent
