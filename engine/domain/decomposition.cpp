@@ -286,16 +286,29 @@ std::vector<HaloSend> Decomposition::halo_sends(int rank, Span<const float> x, S
 }
 
 double Decomposition::outside(int rank, float x, float y) const {
+  return outside(rank, Span<const float>(&x, 1), Span<const float>(&y, 1));
+}
+
+double Decomposition::outside(int rank, Span<const float> x, Span<const float> y) const {
+  if (x.size() != y.size())
+    throw std::invalid_argument("Decomposition::outside: " + std::to_string(x.size()) + " x but " +
+                                std::to_string(y.size()) + " y positions");
   const Subdomain b = bounds(rank);
-  double xi = x, yi = y;
-  if (!std::isfinite(xi) || !std::isfinite(yi))
-    throw NumericalError("Decomposition::outside: position (" + str(xi) + ", " + str(yi) + ") is not finite");
-  if (b.contains(xi, yi)) return 0.0;
-  if (box_.periodic_x && grid_.px > 1) xi = nearest_image(xi, b.x0, b.x1, box_.lx);
-  if (box_.periodic_y && grid_.py > 1) yi = nearest_image(yi, b.y0, b.y1, box_.ly);
-  const double out_x = grid_.px == 1 ? 0.0 : (xi < b.x0 ? b.x0 - xi : (xi >= b.x1 ? xi - b.x1 : 0.0));
-  const double out_y = grid_.py == 1 ? 0.0 : (yi < b.y0 ? b.y0 - yi : (yi >= b.y1 ? yi - b.y1 : 0.0));
-  return std::max(out_x, out_y);
+  const bool image_x = box_.periodic_x && grid_.px > 1, image_y = box_.periodic_y && grid_.py > 1;
+  double farthest = 0.0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    double xi = x[i], yi = y[i];
+    if (!std::isfinite(xi) || !std::isfinite(yi))
+      throw NumericalError("Decomposition::outside: position (" + str(xi) + ", " + str(yi) +
+                           ") is not finite");
+    if (b.contains(xi, yi)) continue;
+    if (image_x) xi = nearest_image(xi, b.x0, b.x1, box_.lx);
+    if (image_y) yi = nearest_image(yi, b.y0, b.y1, box_.ly);
+    const double out_x = grid_.px == 1 ? 0.0 : (xi < b.x0 ? b.x0 - xi : (xi >= b.x1 ? xi - b.x1 : 0.0));
+    const double out_y = grid_.py == 1 ? 0.0 : (yi < b.y0 ? b.y0 - yi : (yi >= b.y1 ? yi - b.y1 : 0.0));
+    farthest = std::max({farthest, out_x, out_y});
+  }
+  return farthest;
 }
 
 }  // namespace tissue::domain

@@ -146,6 +146,10 @@ class Decomposition {
   /// width rc + s + 2 d (sem::DecomposedSem's rebuild test).
   /// @throws std::invalid_argument if the rank is out of range; NumericalError if x or y is not finite.
   double outside(int rank, float x, float y) const;
+  /// The largest outside() of the points (x[i], y[i]) (n long each, host memory); 0 for none.
+  /// @throws std::invalid_argument if the rank is out of range or x and y differ in length; NumericalError if
+  ///         a position is not finite.
+  double outside(int rank, Span<const float> x, Span<const float> y) const;
 
  private:
   ProcessGrid grid_;

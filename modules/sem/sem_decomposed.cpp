@@ -43,9 +43,10 @@ void upload(const std::vector<T>& host, DeviceBuffer<T>& device) {
                      host.size() * sizeof(T));
 }
 
-/// Per merged row, in three blocks of out (each n long), on owned rows (0 on ghost rows): the half step's
-/// move `moved` [length], and how far the step's start (x, y) and the midpoint (xm, ym) lie from the
-/// rebuild's positions along x or y, the larger of the two (minimum image on periodic axes) [length].
+/// Per merged row, in two blocks of out (each n long), on owned rows (0 on ghost rows): the half step's move
+/// `moved` [length], and how far the step's start (x, y) or the midpoint (xm, ym), whichever is farther, lies
+/// from the rebuild's positions along x or y (minimum image on periodic axes) [length]. NaN becomes +infinity
+/// (for exec::max_into, and so that the bound check reports it).
 struct StageMoves {
   Span<const float> moved, x, y, xm, ym, x0, y0;
   Span<const std::uint8_t> owned;
@@ -58,14 +59,18 @@ struct StageMoves {
     if (periodic) d -= l * floorf(d / l + 0.5f);
     return fabsf(d);
   }
+  TISSUE_HD static float finite_or_inf(float v) { return v == v ? v : INFINITY; }
   TISSUE_HD void operator()(std::size_t r) const {
     if (owned[r] == 0) {
-      out[r] = out[n + r] = out[2 * n + r] = 0.0f;
+      out[r] = out[n + r] = 0.0f;
       return;
     }
-    out[r] = moved[r];
-    out[n + r] = fmaxf(apart(x[r], x0[r], lx, periodic_x), apart(y[r], y0[r], ly, periodic_y));
-    out[2 * n + r] = fmaxf(apart(xm[r], x0[r], lx, periodic_x), apart(ym[r], y0[r], ly, periodic_y));
+    const float start =
+        finite_or_inf(fmaxf(apart(x[r], x0[r], lx, periodic_x), apart(y[r], y0[r], ly, periodic_y)));
+    const float mid =
+        finite_or_inf(fmaxf(apart(xm[r], x0[r], lx, periodic_x), apart(ym[r], y0[r], ly, periodic_y)));
+    out[r] = finite_or_inf(moved[r]);
+    out[n + r] = start > mid ? start : mid;
   }
 };
 
@@ -138,23 +143,30 @@ class DecomposedSem::Midpoints final : public MidpointExchange {
     o.device_halo_.exchange({xm, ym, zm});
     const auto t0 = Clock::now();
     const std::size_t n = merged.elements.size();
-    o.scratch_.ensure(3 * n);
+    o.scratch_.ensure(2 * n);
+    o.scratch_max_.ensure(2);
     exec::parallel_for(n, StageMoves{moved, merged.x.span(), merged.y.span(), xm, ym, o.x0_.span(),
                                      o.y0_.span(), o.owned_mask_.span(), merged.box.lx, merged.box.ly,
                                      merged.box.periodic_x, merged.box.periodic_y, n, o.scratch_.span()});
-    std::vector<double> local =
-        exec::column_max_abs(Span<const float>(o.scratch_.data(), 3 * n), n, n, 3, o.scratch_max_);
-    const std::vector<double> all = o.comm_.max(local);
-    const double reach = all[0], start = all[1], mid = all[2];
+    float local[2] = {0.0f, 0.0f};
+    if (n > 0) {
+      exec::max_into(Span<const float>(o.scratch_.data(), n), o.scratch_max_.span().subspan(0, 1),
+                     o.reduce_temp_);
+      exec::max_into(Span<const float>(o.scratch_.data() + n, n), o.scratch_max_.span().subspan(1, 1),
+                     o.reduce_temp_);
+      exec::copy_bytes(local, exec::Backend::cpu, o.scratch_max_.data(), exec::backend(), sizeof(local));
+    }
+    const std::vector<double> all = o.comm_.max(std::vector<double>{local[0], local[1]});
+    const double reach = all[0], moved_xy = all[1];
     if (o.timing_) o.timings_.check += seconds_since(t0);
-    if (!(std::max(start, mid) <= 0.5 * o.margin_))
+    if (!(moved_xy <= 0.5 * o.margin_))
       throw NumericalError(
-          "decomposed SEM: an element moved " + std::to_string(std::max(start, mid)) +
+          "decomposed SEM: an element moved " + std::to_string(moved_xy) +
           " along x or y since the last rebuild of the halo, more than half its margin " +
           std::to_string(o.margin_) +
           " (halo width less the cut-off less how far elements lie outside their subdomains): "
           "reduce dt or widen the halo");
-    o.rebuild_next_ = mid + 4.0 * reach > 0.5 * o.margin_;
+    o.rebuild_next_ = moved_xy + 4.0 * reach > 0.5 * o.margin_;
     return static_cast<float>(reach);
   }
 
@@ -364,10 +376,9 @@ void DecomposedSem::rebuild(World& world) {
   device_halo_.set_plan(sends, receives);
 
   // the margin: the halo width less the cut-off less the farthest an element lies outside its subdomain
-  double outside = 0.0;
-  for (std::size_t e = 0; e < owned; ++e)
-    outside = std::max(outside, decomposition_.outside(rank, world.x.host(e), world.y.host(e)));
-  outside = comm_.max(outside);
+  const double outside =
+      comm_.max(decomposition_.outside(rank, Span<const float>(world.x.host_data().data(), owned),
+                                       Span<const float>(world.y.host_data().data(), owned)));
   margin_ = decomposition_.halo_width() - params_.effective_inter_cutoff() - outside;
   if (!(margin_ > 0.0))
     throw std::invalid_argument(

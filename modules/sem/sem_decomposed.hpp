@@ -25,8 +25,8 @@
 /// ghosts then hold every element within the cut-off of an owned element for as long as no element has
 /// moved more than half the margin along x or y (Decomposition::outside). Each midpoint stage measures, in
 /// one reduction over the ranks, how far the elements moved along x and y since the rebuild (at the step's
-/// start and at the midpoint) and how far they moved in the half step; it throws where the bound was broken,
-/// and asks for a rebuild before the next step once the midpoint's distance plus four half steps would
+/// start or at the midpoint, the farther) and how far they moved in the half step; it throws where the bound
+/// was broken, and asks for a rebuild before the next step once that distance plus four half steps would
 /// break it. A rebuild migrates only where some cell's centre left its owner's subdomain, and otherwise moves
 /// only positions and the ghosts through the host: the merged world is laid out cell by cell on the host
 /// (cells are merged by id) and filled on the device.
@@ -140,6 +140,7 @@ class DecomposedSem {
   DeviceBuffer<float> ghost_x_, ghost_y_, ghost_z_;
   DeviceBuffer<std::int32_t> ghost_type_, ghost_cell_, ghost_row_;  ///< a rebuild's ghosts, to be scattered
   DeviceBuffer<float> scratch_, scratch_max_;
+  DeviceBuffer<unsigned char> reduce_temp_;
   bool timing_ = false;
   Timings timings_;
 };
