@@ -80,7 +80,7 @@ void CellList::refresh(Span<const float> x, Span<const float> y, Span<const floa
 
 void CellList::build(Span<const float> x, Span<const float> y, Span<const float> z,
                      Span<const std::int32_t> tag, std::size_t n, const Box& box, float min_bin,
-                     float z_extent, std::size_t cap_points) {
+                     float z_extent, std::size_t cap_points, const BinWindow& window) {
   if (!(min_bin > 0.0f)) throw std::invalid_argument("cell list bin width must be > 0");
   CellGrid g;
   const int open_xy = 16;
@@ -94,6 +94,23 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
   const std::size_t capped = cap_points > 0 ? cap_points : n;
   z_bins = std::min(z_bins, std::ceil(4.0 * static_cast<double>(std::max<std::size_t>(capped, 1)) / xy_bins));
   setup_axis(g, 2, false, 0.0f, min_bin, static_cast<int>(std::min(z_bins, 1e9)));
+  // windows of periodic axes: the whole axis's bins [first, last], a bin of padding either side
+  const auto apply_window = [&](int a, bool on, double lo, double hi) {
+    if (!on || !g.periodic[a] || !(hi > lo)) return;
+    const int whole = g.n[a];
+    const auto first = static_cast<long long>(std::floor(lo * g.inv_width[a])) - 1;
+    const auto last = static_cast<long long>(std::floor(hi * g.inv_width[a])) + 1;
+    const long long count = last - first + 1;
+    if (count + 3 > whole) return;
+    g.periodic[a] = false;
+    g.whole_n[a] = whole;
+    g.origin[a] = static_cast<int>(((first % whole) + whole) % whole);
+    g.n[a] = static_cast<int>(std::max<long long>(3, count));
+    g.offset_lo[a] = -1;
+    g.offset_hi[a] = 1;
+  };
+  apply_window(0, window.x, window.x0, window.x1);
+  apply_window(1, window.y, window.y0, window.y1);
   const std::size_t bins = g.bin_count();
   if (bins > (std::size_t{1} << 31)) throw std::invalid_argument("cell list would need more than 2^31 bins");
   grid_ = g;

@@ -39,6 +39,19 @@ TISSUE_HD inline PointTag load_point(const PointTag* points, int s) {
 #endif
 }
 
+/// The part of the x-y plane a rank of a decomposed run holds points in (CellList::build): along a periodic
+/// axis with a window, only the whole box's bins from x0 to x1 are kept (a run of them, in the whole grid's
+/// order, across the periodic face if the window crosses it), so that a rank's list scans its share of the
+/// bins instead of the whole box's. A point keeps its bin of the whole box's grid; a point outside the window
+/// is hashed into it (more candidates, never a lost pair). A query inside the window visits the whole grid's
+/// bins in the whole grid's order, so the candidates within the cut-off come in the same order as without the
+/// window. An axis whose window would keep all but three bins or fewer keeps them all.
+struct BinWindow {
+  bool x = false, y = false;  ///< windows along x, y (periodic axes only; ignored on open ones)
+  double x0 = 0.0, x1 = 0.0;  ///< window along x [length]; may reach below 0 or beyond lx (periodic images)
+  double y0 = 0.0, y1 = 0.0;  ///< window along y [length]
+};
+
 /// Grid geometry of a cell list.
 struct CellGrid {
   int n[3] = {1, 1, 1};                  ///< bins per axis
@@ -46,11 +59,18 @@ struct CellGrid {
   bool periodic[3] = {false, false, false};
   int offset_lo[3] = {-1, -1, -1};  ///< neighbour bin offsets visited: [lo, hi] per axis
   int offset_hi[3] = {1, 1, 1};
+  int whole_n[3] = {0, 0, 0};  ///< a windowed axis (BinWindow): the whole periodic axis's bins; else 0
+  int origin[3] = {0, 0, 0};   ///< a windowed axis: the whole axis's bin that is bin 0 here
 
-  /// Bin coordinate of v along axis a (periodic axes clamp the rounding case v == L).
+  /// Bin coordinate of v along axis a (periodic axes clamp the rounding case v == L; a windowed axis takes
+  /// the whole axis's bin, counted from the window's first and hashed into the window).
   TISSUE_HD int coord(float v, int a) const {
     int i = static_cast<int>(math::floor(v * inv_width[a]));
     if (periodic[a]) return i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
+    if (whole_n[a] > 0) {
+      i = (i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i)) - origin[a];
+      return (i < 0 ? i + whole_n[a] : i) % n[a];
+    }
     i %= n[a];
     return i < 0 ? i + n[a] : i;
   }
@@ -172,9 +192,13 @@ class CellList {
   /// @param cap_points  the point count of that cap instead of n (0: n); a rank of a decomposed run passes
   ///                 the whole tissue's, so that its bins, and the order it visits candidates in, are the
   ///                 undecomposed list's
+  /// @param window   the windows of a decomposed rank's periodic axes (BinWindow; none by default); the z
+  /// bins
+  ///                 are still capped by the whole x-y grid's bin count
   /// @throws std::invalid_argument if min_bin <= 0 or a periodic length is below 2 min_bin.
   void build(Span<const float> x, Span<const float> y, Span<const float> z, Span<const std::int32_t> tag,
-             std::size_t n, const Box& box, float min_bin, float z_extent, std::size_t cap_points = 0);
+             std::size_t n, const Box& box, float min_bin, float z_extent, std::size_t cap_points = 0,
+             const BinWindow& window = BinWindow{});
 
   /// Moves the sorted copy to new positions of the same n points without re-binning: bins, order and
   /// tags stay those of the last build (cheap: one gather). Queries on moved_view() stay exact while

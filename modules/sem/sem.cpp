@@ -203,7 +203,7 @@ AccessList SemSystem::access() const {
 void SemSystem::build_list(World& w, Span<const float> x, Span<const float> y, Span<const float> z) {
   bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
               static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent),
-              params_.z_bin_points);
+              params_.z_bin_points, params_.bin_window);
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z,

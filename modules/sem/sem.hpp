@@ -52,14 +52,17 @@ struct SemParams {
   Morse<double> intra{0.3, 0.1, 0.12, 0.36};     ///< Table 1, V_intra (u0, xi1, w0, xi2)
   Morse<double> inter{0.3, 0.05, 0.12, 0.24};    ///< Table 1, V_inter (repulsive part used)
   Morse<double> adhesion{0.3, 0.1, 0.12, 0.36};  ///< Table 1, V_adh (same values as V_intra)
-  double friction = 1.0;          ///< eta [force time / length]; the seed's equations have eta = 1
-  double intra_cutoff = 0.0;      ///< [length]; 0 = every element of the same cell interacts (the seed)
-  double inter_cutoff = 0.0;      ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
-  double bin_size = 0.0;          ///< cell-list bin width [length]; 0 = 1.2 x the intercellular cutoff
-  double z_extent = 8.0;          ///< expected tissue height [length]; sizes the z bins (not a limit)
+  double friction = 1.0;      ///< eta [force time / length]; the seed's equations have eta = 1
+  double intra_cutoff = 0.0;  ///< [length]; 0 = every element of the same cell interacts (the seed)
+  double inter_cutoff = 0.0;  ///< [length]; 0 = minimum of V_inter (~0.157), where its force vanishes
+  double bin_size = 0.0;      ///< cell-list bin width [length]; 0 = 1.2 x the intercellular cutoff
+  double z_extent = 8.0;      ///< expected tissue height [length]; sizes the z bins (not a limit)
   /// The element count the cell list caps its z bins by (CellList::build's cap_points); 0: the world's. Not a
   /// scenario key: a decomposed run (DecomposedSem) sets the whole tissue's.
   std::size_t z_bin_points = 0;
+  /// The cell list's windows (BinWindow): the bins a rank of a decomposed run holds elements in. Not a
+  /// scenario key: DecomposedSem sets its subdomain's, widened by the halo.
+  BinWindow bin_window;
   bool basement_adhesion = true;  ///< V_adh on adhesive elements
   double temperature = 0.0;       ///< kT of Newman's Brownian term [energy]; 0 = none (the seed)
   /// The basement membrane as a triangle mesh (curved substrates); null: the plane z = 0 (the seed).

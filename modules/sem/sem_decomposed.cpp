@@ -189,6 +189,21 @@ DecomposedSem::DecomposedSem(const SemParams& params, const domain::Decompositio
     throw std::invalid_argument("decomposed SEM: halo width " + std::to_string(decomposition.halo_width()) +
                                 " not above the intercellular cut-off " +
                                 std::to_string(params_.effective_inter_cutoff()));
+  // the cell list's bins: the subdomain widened by what the merged world's elements may reach, the halo
+  // width plus half the margin (at most half the halo width), and a bin
+  const domain::Subdomain b = decomposition.bounds(comm.rank());
+  const double reach = 1.5 * decomposition.halo_width() + params_.effective_bin_size();
+  const Box& box = decomposition.box();
+  if (box.periodic_x && decomposition.grid().px > 1) {
+    params_.bin_window.x = true;
+    params_.bin_window.x0 = b.x0 - reach;
+    params_.bin_window.x1 = b.x1 + reach;
+  }
+  if (box.periodic_y && decomposition.grid().py > 1) {
+    params_.bin_window.y = true;
+    params_.bin_window.y0 = b.y0 - reach;
+    params_.bin_window.y1 = b.y1 + reach;
+  }
   ghost_elements_.add_column<float>("x");
   ghost_elements_.add_column<float>("y");
   ghost_elements_.add_column<float>("z");

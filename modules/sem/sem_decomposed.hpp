@@ -34,7 +34,9 @@
 /// With lanes = 1 and rebuild_every = 1 on both sides, the positions equal the undecomposed run's to the
 /// bit, rebuilds or not (tests/domain/test_domain_mpi.cpp): the merged world's cell list caps its z bins by
 /// the whole tissue's element count (SemParams::z_bin_points), so that its bins are the undecomposed list's,
-/// and the merged rows keep the undecomposed order between rebuilds.
+/// and the merged rows keep the undecomposed order between rebuilds. On a split periodic axis the list keeps
+/// only the bins of the subdomain widened by 1.5 halo widths and a bin (SemParams::bin_window): every merged
+/// element lies there, and the bins are visited in the whole grid's order.
 
 #include <cstddef>
 #include <cstdint>

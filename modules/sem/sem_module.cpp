@@ -231,9 +231,9 @@ void install_sem(Composition& comp) {
   if (params.rebuild_every > 1) {  // the positions at each cell-list build (SemSystem's xb_, yb_, zb_)
     exec::MemoryEstimate need;
     need.device = 12.0 * static_cast<double>(w.elements.capacity());
-    comp.reserve_memory(comp.root().table("sem"), "rebuild_every",
-                        "the cell list's build positions of " + std::to_string(w.elements.size()) + " elements",
-                        need);
+    comp.reserve_memory(
+        comp.root().table("sem"), "rebuild_every",
+        "the cell list's build positions of " + std::to_string(w.elements.size()) + " elements", need);
   }
   comp.add_system(std::make_unique<SemSystem>(params));
 }

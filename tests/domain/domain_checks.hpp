@@ -724,21 +724,22 @@ inline std::size_t check_device_halo(domain::Communicator& comm, const domain::P
 
 /// A decomposed SEM run (sem::DecomposedSem: ghosts, merged world, midpoint exchange, migration every
 /// step) of `steps` steps against the undecomposed SemSystem's: every element of every cell at the same
-/// position to the bit after every step. The tissue starts on rank 0 and is spread by migration; 11 x 7 cells
-/// on a 11 x 7 lattice put a column and a row of cell centres on the cuts of 2 x 1, 1 x 2 and 2 x 2 grids, so
-/// that cells cross them. Returns the cells that changed rank after the spreading, on this rank.
+/// position to the bit after every step. The tissue starts on rank 0 and is spread by migration; 16 x 7 cells
+/// put a row of cell centres on the cut of 1 x 2 and 2 x 2 grids, so that cells cross it, and make the x axis
+/// long enough for the cell list to keep only a window of its bins on 2 x 1 and 4 x 1 grids
+/// (SemParams::bin_window). Returns the cells that changed rank after the spreading, on this rank.
 inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const domain::ProcessGrid& pg,
                                             bool periodic_y, int steps) {
   sem::SemParams params;  // the default z_extent: z bins capped by the element count
   params.lanes = 1;
   params.rebuild_every = 1;
   Box box;
-  box.lx = 11 * 0.45f;
+  box.lx = 16 * 0.45f;
   box.ly = 7 * 0.45f;
   box.periodic_y = periodic_y;
   const double dt = 0.01;
   World whole(box);
-  seed_sem_monolayer(whole, 11, 7);
+  seed_sem_monolayer(whole, 16, 7);
   sem::SemSystem reference(params);
 
   // a cell's elements lie within ~0.35 of its centre: the halo is the cut-off plus that
@@ -747,7 +748,7 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
   World w(box);
   sem::DecomposedSem::add_columns(w);
   if (rank == 0)
-    seed_sem_monolayer(w, 11, 7);
+    seed_sem_monolayer(w, 16, 7);
   else
     sem::add_sem_columns(w);
   domain::migrate_to_owners(d, comm, w);
@@ -783,7 +784,7 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
                << mismatches << " element positions differ from the undecomposed run's over " << steps
                << " steps");
   CHECK(mismatches == 0);
-  CHECK(comm.sum(static_cast<std::int64_t>(w.cells.size())) == 77);
+  CHECK(comm.sum(static_cast<std::int64_t>(w.cells.size())) == 16 * 7);
   CHECK(comm.sum(static_cast<std::int64_t>(decomposed.ghosts())) >= (comm.size() > 1 ? 1 : 0));
   // the ghosts were refreshed in place on most steps, and the halo rebuilt (with migrations) on some
   INFO("rebuilds: " << decomposed.rebuilds() << " in " << steps << " steps, margin " << decomposed.margin());

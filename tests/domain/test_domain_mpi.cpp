@@ -198,7 +198,7 @@ TEST_CASE("a decomposed SEM run with migration equals the undecomposed run to th
   std::int64_t crossed = 0;
   for (const ProcessGrid& pg : test::process_grids(comm.size())) {
     // subdomains wide enough for elements 0.4 outside them (1 x 4 on 7 rows of 0.45 is not)
-    if (11 * 0.45 / pg.px < 1.2 || 7 * 0.45 / pg.py < 1.2) continue;
+    if (16 * 0.45 / pg.px < 1.2 || 7 * 0.45 / pg.py < 1.2) continue;
     for (const bool periodic_y : {true, false})
       crossed += static_cast<std::int64_t>(test::check_decomposed_sem_run(comm, pg, periodic_y, 40));
   }

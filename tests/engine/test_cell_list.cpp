@@ -163,6 +163,70 @@ TEST_CASE("a cell list refresh needs the points of its build", "[cell_list]") {
   CHECK_THROWS_AS(list.refresh(x.span(), x.span(), x.span(), 3), std::invalid_argument);
 }
 
+namespace {
+/// For each point: a hash of the ordered sequence of the (original) indices of the others within r.
+struct NeighbourSequence {
+  Span<const float> x, y, z;
+  CellList::View bins;
+  Box box;
+  float r2;
+  Span<std::uint64_t> hash;
+  TISSUE_HD void operator()(std::size_t i) const {
+    std::uint64_t h = 1469598103934665603ull;
+    bins.for_each_candidate(x[i], y[i], z[i], [&](int sorted, const PointTag& q) {
+      if (q.tag == static_cast<std::int32_t>(i)) return;
+      const float dx = box.min_image_x(x[i] - q.x), dy = box.min_image_y(y[i] - q.y), dz = z[i] - q.z;
+      if (dx * dx + dy * dy + dz * dz < r2)
+        h = (h ^ static_cast<std::uint64_t>(bins.index[static_cast<std::size_t>(sorted)])) * 1099511628211ull;
+    });
+    hash[i] = h;
+  }
+};
+}  // namespace
+
+TEST_CASE("a windowed cell list visits the neighbours of the points in its window in the whole grid's order",
+          "[cell_list]") {
+  // points of a rank of a decomposed run: x in the window (across the periodic face in the second case), y
+  // anywhere; the ordered neighbour sequences equal those of the whole box's grid, point by point
+  Box box;
+  box.lx = 12.0f;
+  box.ly = 9.0f;  // 30 x 22 bins of 0.4
+  const float r = 0.4f;
+  for (const auto& window : {std::pair<double, double>{2.0, 6.0}, {-1.5, 2.5}}) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> ux(static_cast<float>(window.first),
+                                             static_cast<float>(window.second)),
+        uy(0.0f, box.ly), uz(0.0f, 2.0f);
+    const std::size_t n = 3000;
+    std::vector<float> x(n), y(n), z(n);
+    for (std::size_t i = 0; i < n; ++i) x[i] = box.wrap_x(ux(rng)), y[i] = uy(rng), z[i] = uz(rng);
+    DeviceBuffer<float> dx, dy, dz;
+    dx.assign(x);
+    dy.assign(y);
+    dz.assign(z);
+    BinWindow w;
+    w.x = true;
+    w.x0 = window.first;
+    w.x1 = window.second;
+    w.y = true;  // the whole of y: left as it is
+    w.y0 = 0.0;
+    w.y1 = box.ly;
+    CellList whole, windowed;
+    whole.build(dx.span(), dy.span(), dz.span(), Span<const std::int32_t>(), n, box, r, 2.0f);
+    windowed.build(dx.span(), dy.span(), dz.span(), Span<const std::int32_t>(), n, box, r, 2.0f, 0, w);
+    CHECK(whole.grid().n[0] == 30);
+    CHECK(windowed.grid().n[0] == 13);  // bins 5..15 (or -4..6) and one either side
+    CHECK(windowed.grid().n[1] == whole.grid().n[1]);
+    CHECK(windowed.grid().n[2] == whole.grid().n[2]);  // z capped by the whole grid's x-y bins
+    DeviceBuffer<std::uint64_t> a(n), b(n);
+    exec::parallel_for(
+        n, NeighbourSequence{dx.span(), dy.span(), dz.span(), whole.view(), box, r * r, a.span()});
+    exec::parallel_for(
+        n, NeighbourSequence{dx.span(), dy.span(), dz.span(), windowed.view(), box, r * r, b.span()});
+    CHECK(a.to_host() == b.to_host());
+  }
+}
+
 TEST_CASE("a cell list caps its z bins by the point count it is given, for a rank of a decomposed run",
           "[cell_list]") {
   Box box;
