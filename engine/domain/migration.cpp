@@ -128,4 +128,8 @@ MigrationCounts migrate_to_owners(const Decomposition& decomposition, Communicat
   return migrate_cells(comm, world, destination);
 }
 
+MigrationCounts gather_to_root(Communicator& comm, World& world) {
+  return migrate_cells(comm, world, std::vector<int>(world.cells.size(), 0));
+}
+
 }  // namespace tissue::domain

@@ -8,7 +8,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <random>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "engine/exec/memory.hpp"
 #include "engine/grid/grid.hpp"
 #include "engine/grid/stencils.hpp"
+#include "engine/io/checkpoint.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_decomposed.hpp"
 #include "modules/sem/sem_kernels.hpp"
@@ -791,6 +794,153 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
   CHECK(decomposed.rebuilds() >= 1);
   CHECK(decomposed.rebuilds() < static_cast<std::size_t>(steps) / 2);
   return crossed;
+}
+
+/// The SEM setting of check_decomposed_checkpoint(): one lane, a build every step (bit-identical runs).
+inline sem::SemParams checkpoint_sem_params() {
+  sem::SemParams params;
+  params.lanes = 1;
+  params.rebuild_every = 1;
+  return params;
+}
+
+/// The 16 x 7 cell tissue of check_decomposed_sem_run() on its periodic box.
+inline Box checkpoint_box() {
+  Box box;
+  box.lx = 16 * 0.45f;
+  box.ly = 7 * 0.45f;
+  return box;
+}
+
+/// Positions of every element, by cell id and slot, equal between a world on rank 0 (its whole tissue) and
+/// the one-rank reference: the number of elements that differ (or -1 when the cells differ).
+inline long long differences_from(const World& got, World& reference) {
+  reference.download();
+  if (got.cells.size() != reference.cells.size()) return -1;
+  long long differ = 0;
+  for (std::size_t c = 0; c < got.cells.size(); ++c) {
+    if (got.cell_id.host(c) != reference.cell_id.host(c) || got.count.host(c) != reference.count.host(c))
+      return -1;
+    for (std::int32_t e = 0; e < got.count.host(c); ++e) {
+      const auto a = static_cast<std::size_t>(got.first.host(c) + e);
+      const auto b = static_cast<std::size_t>(reference.first.host(c) + e);
+      if (got.x.host(a) != reference.x.host(b) || got.y.host(a) != reference.y.host(b) ||
+          got.z.host(a) != reference.z.host(b))
+        ++differ;
+    }
+  }
+  return differ;
+}
+
+/// A checkpoint of a decomposed SEM run, gathered on rank 0 (domain::gather_to_root) and written with the
+/// one-rank writer, restarts on any rank count to the bit (the "written by N ranks, restarts on M").
+/// This rank count runs `steps` steps from the seed, gathers, checks the gathered tissue against the one-rank
+/// run and writes checkpoint_np<ranks>.h5 into `dir`. Then every checkpoint_np<K>.h5 in `dir` (its own
+/// included; the CTest fixture makes the 2-rank one exist before the 3- and 4-rank runs) is read on rank 0,
+/// spread over this rank count (migrate_to_owners), stepped `steps` more steps and gathered: equal to the
+/// one-rank run of 2 steps to the bit; and read on rank 0 alone and stepped by the undecomposed SemSystem:
+/// the same. Returns the checkpoints restarted.
+inline int check_decomposed_checkpoint(domain::Communicator& comm, const std::filesystem::path& dir,
+                                       int steps) {
+  const sem::SemParams params = checkpoint_sem_params();
+  const Box box = checkpoint_box();
+  const double dt = 0.01;
+  const int rank = comm.rank();
+  const auto context = [&](std::int64_t k) {
+    StepContext ctx;
+    ctx.step = k;
+    ctx.time = static_cast<double>(k) * dt;
+    ctx.dt = dt;
+    return ctx;
+  };
+  // the one-rank reference at `steps` and 2 `steps`
+  World reference(box), reference_half(box);
+  seed_sem_monolayer(reference, 16, 7);
+  seed_sem_monolayer(reference_half, 16, 7);
+  {
+    sem::SemSystem one(params);
+    for (int k = 0; k < steps; ++k) one.run(reference_half, context(k));
+    sem::SemSystem two(params);
+    for (int k = 0; k < 2 * steps; ++k) two.run(reference, context(k));
+  }
+  const auto new_world = [&] {
+    auto w = std::make_unique<World>(box);
+    sem::DecomposedSem::add_columns(*w);
+    sem::add_sem_columns(*w);
+    return w;
+  };
+  const domain::Decomposition d(
+      domain::choose_process_grid(comm.size(), box, params.effective_inter_cutoff() + 0.4), box,
+      params.effective_inter_cutoff() + 0.4);
+
+  // this rank count's run to `steps`, gathered and written
+  auto w = new_world();
+  if (rank == 0) seed_sem_monolayer(*w, 16, 7);
+  w->commit();
+  {
+    sem::DecomposedSem decomposed(params, d, comm);
+    for (int k = 0; k < steps; ++k) decomposed.step(*w, context(k));
+  }
+  w->step = steps;
+  w->time = steps * dt;
+  w->download();
+  domain::gather_to_root(comm, *w);
+  const std::filesystem::path own = dir / ("checkpoint_np" + std::to_string(comm.size()) + ".h5");
+  if (rank == 0) {
+    INFO("the gathered tissue of " << comm.size() << " ranks against the one-rank run at step " << steps);
+    CHECK(differences_from(*w, reference_half) == 0);
+    std::filesystem::create_directories(dir);
+    io::CheckpointHeader header;
+    header.model = "sem";
+    header.backend = std::string(exec::to_string(exec::backend()));
+    header.dt = dt;
+    header.steps_requested = 2 * steps;
+    io::write_checkpoint(own, *w, header, {});
+  }
+  CHECK(comm.sum(static_cast<std::int64_t>(w->cells.size())) == 16 * 7);
+
+  // every checkpoint there, restarted on this rank count and on rank 0 alone
+  std::vector<std::filesystem::path> files;
+  if (std::filesystem::exists(dir))
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+      if (entry.path().extension() == ".h5" &&
+          entry.path().filename().string().rfind("checkpoint_np", 0) == 0)
+        files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  // the ranks agree on the list: rank 0's count
+  const auto listed = comm.max(static_cast<std::int64_t>(files.size()));
+  REQUIRE(static_cast<std::int64_t>(files.size()) == listed);
+  int restarted = 0;
+  for (const std::filesystem::path& file : files) {
+    auto r = new_world();
+    if (rank == 0) io::read_checkpoint_state(file, *r, {});
+    r->step = comm.max(static_cast<std::int64_t>(r->step));
+    update_cell_centres(*r);
+    r->download();
+    domain::migrate_to_owners(d, comm, *r);
+    {
+      sem::DecomposedSem decomposed(params, d, comm);
+      for (std::int64_t k = r->step; k < r->step + steps; ++k) decomposed.step(*r, context(k));
+    }
+    r->download();
+    domain::gather_to_root(comm, *r);
+    if (rank == 0) {
+      INFO(file.filename().string() << " restarted on " << comm.size() << " ranks");
+      CHECK(differences_from(*r, reference) == 0);
+      // and on one rank, undecomposed
+      World alone(box);
+      sem::DecomposedSem::add_columns(alone);
+      sem::add_sem_columns(alone);
+      io::read_checkpoint_state(file, alone, {});
+      sem::SemSystem one(params);
+      for (std::int64_t k = alone.step; k < alone.step + steps; ++k) one.run(alone, context(k));
+      alone.download();
+      INFO(file.filename().string() << " restarted on one rank");
+      CHECK(differences_from(alone, reference) == 0);
+    }
+    ++restarted;
+  }
+  return restarted;
 }
 
 }  // namespace tissue::test

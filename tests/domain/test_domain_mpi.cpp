@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <vector>
 
@@ -204,4 +206,17 @@ TEST_CASE("a decomposed SEM run with migration equals the undecomposed run to th
   }
   INFO("cells that changed rank during the runs: " << comm.sum(crossed));
   if (comm.size() == 2 || comm.size() == 4) CHECK(comm.sum(crossed) > 0);
+}
+
+TEST_CASE("a checkpoint of a decomposed run, gathered on rank 0, restarts on any rank count to the bit",
+          "[domain][mpi]") {
+  MpiCommunicator comm;
+  // CTest's fixture runs the 2-rank test first, so that the 3- and 4-rank ones restart its checkpoint too
+  const char* dir = std::getenv("TISSUE_DOMAIN_CHECKPOINT_DIR");
+  const std::filesystem::path where =
+      dir != nullptr ? std::filesystem::path(dir)
+                     : std::filesystem::temp_directory_path() / "tissue_domain_checkpoints";
+  const int restarted = test::check_decomposed_checkpoint(comm, where, 12);
+  CHECK(restarted >= 1);
+  if (comm.size() > 2) CHECK(restarted >= 2);  // its own and the 2-rank run's
 }
