@@ -118,15 +118,26 @@ AccessList GeneNetworkSystem::access() const {
 }
 
 void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
+  if (w.cells.size() == 0) return;
+  prepare_inputs(w, ctx);
+  stages(w, ctx);
+}
+
+void GeneNetworkSystem::prepare_inputs(World& w, const StepContext& ctx) {
+  if (w.cells.size() == 0) return;
+  compute_adhesion_input(w, kAdhesion, membrane_.get(), heights_);
+  // the noise first (Lie splitting), so that the stages below set the suprabasal bit from the final state
+  add_gene_noise(w, kAdhesion, params_.noise, ctx);
+}
+
+void GeneNetworkSystem::stages(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   if (n == 0) return;
   const std::size_t stride = w.cells.capacity();
   const Span<float> species = species_column(w).span();
-  compute_adhesion_input(w, kAdhesion, membrane_.get(), heights_);
-  // the noise first (Lie splitting), so that the stages below set the suprabasal bit from the final state
-  add_gene_noise(w, kAdhesion, params_.noise, ctx);
   const auto d = static_cast<float>(params_.neighbour_distance);
-  bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d);
+  bins_.build(w.cx.span(), w.cy.span(), w.cz.span(), Span<const std::int32_t>(), n, w.box, d, 8.0f * d,
+              params_.z_bin_points);
   mid_.ensure(species.size());
   const auto dt = static_cast<float>(ctx.dt);
   NetworkStage stage{species,
@@ -146,8 +157,9 @@ void GeneNetworkSystem::run(World& w, const StepContext& ctx) {
                      params_.tgf_beta_field.empty()
                          ? Span<const float>()
                          : Span<const float>(w.cells.column<float>(params_.tgf_beta_field).span()),
-                     exec::lanes_for(n)};
+                     params_.lanes > 0 ? params_.lanes : exec::lanes_for(n)};
   exec::group_for(stage.lanes, n, stage);  // mid = S + dt/2 f(S)
+  if (midpoint_exchange_ != nullptr) midpoint_exchange_->exchange(w, mid_.span(), stride);
   stage.eval = mid_.span();
   stage.out = species;
   stage.h = dt;

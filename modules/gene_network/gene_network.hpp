@@ -85,6 +85,12 @@ struct GeneNetworkParams {
   double neighbour_distance = 0.8;  ///< cells are neighbours when their centres are closer [length]
   std::array<double, kSpeciesCount> initial{};  ///< initial concentrations of new cells (A is computed)
   NoiseParams noise;                            ///< off by default
+  /// The cell count the neighbour search's cell list caps its z bins by (CellList::build's cap_points); 0:
+  /// the world's. Not a scenario key: a decomposed run (DecomposedGeneNetwork) sets the whole tissue's.
+  std::size_t z_bin_points = 0;
+  /// Lanes per cell of the stages (exec::group_for): 1, 2, 4 or 8; 0: by the cell count (exec::lanes_for).
+  /// Not a scenario key: a decomposed run sets the whole tissue's, so that sums come in the same order.
+  int lanes = 0;
 };
 
 /// Reads [gene_network] (see docs/scenarios.md). @throws InputError on invalid values.
@@ -99,6 +105,18 @@ void compute_adhesion_input(World& world, std::size_t row, const TriangleIndex* 
 /// heights and types and the cells' element ranges, the elements' x and y too with a membrane.
 AccessList adhesion_input_access(bool membrane);
 
+/// What a decomposed run does between the two RK2 stages (gene_network_decomposed.hpp): the cells a rank does
+/// not own (its ghosts) get their midpoint species from their owners.
+class SpeciesMidpointExchange {
+ public:
+  virtual ~SpeciesMidpointExchange() = default;
+  /// @param world   the world being stepped
+  /// @param mid     midpoint species, species-major (component c of row i at c * stride + i), on the backend;
+  ///                the rows this rank does not own are to be overwritten
+  /// @param stride  the cells' capacity
+  virtual void exchange(World& world, Span<float> mid, std::size_t stride) = 0;
+};
+
 /// System "gene_network": A from geometry, the noise step when params.noise is on (add_gene_noise), then one
 /// RK2 (midpoint) step of every cell's network, with the neighbour means evaluated at each stage. Needs
 /// current cell centres (run after cell_centres).
@@ -108,6 +126,13 @@ class GeneNetworkSystem final : public System {
   std::string name() const override { return "gene_network"; }
   AccessList access() const override;
   void run(World& world, const StepContext& ctx) override;
+  /// run()'s first part: the adhesion input A from the elements, then the noise step.
+  void prepare_inputs(World& world, const StepContext& ctx);
+  /// run()'s second part: the two RK2 stages with the neighbour means, on the cells' current species and
+  /// centres (a decomposed run calls it on its merged world of owned and ghost cells).
+  void stages(World& world, const StepContext& ctx);
+  /// Calls `exchange` (kept by pointer; null: none) between the two stages (a decomposed run).
+  void set_midpoint_exchange(SpeciesMidpointExchange* exchange) { midpoint_exchange_ = exchange; }
   /// Without noise (whose draws depend on the step) a run depends only on the layout and dt.
   bool replayable() const override { return !params_.noise.enabled(); }
   const GeneNetworkParams& params() const { return params_; }
@@ -120,6 +145,7 @@ class GeneNetworkSystem final : public System {
   Rates<float> rates_;
   CellList bins_;
   DeviceBuffer<float> mid_, heights_;
+  SpeciesMidpointExchange* midpoint_exchange_ = nullptr;
 };
 
 }  // namespace tissue::grn

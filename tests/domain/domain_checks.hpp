@@ -28,11 +28,14 @@
 #include "engine/grid/grid.hpp"
 #include "engine/grid/stencils.hpp"
 #include "engine/io/checkpoint.hpp"
+#include "modules/gene_network/gene_network.hpp"
+#include "modules/gene_network/gene_network_decomposed.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_decomposed.hpp"
 #include "modules/sem/sem_kernels.hpp"
 #include "modules/sem/sem_layout.hpp"
 #include "tests/support.hpp"
+#include "tests/tissue_world.hpp"
 
 namespace tissue::test {
 
@@ -941,6 +944,83 @@ inline int check_decomposed_checkpoint(domain::Communicator& comm, const std::fi
     ++restarted;
   }
   return restarted;
+}
+
+/// The 16 x 7 cell monolayer with the built-in network's species, set from each cell's id (the same on every
+/// rank), centres current on both sides.
+inline void seed_network_tissue(World& w) {
+  seed_sem_monolayer(w, 16, 7);
+  Column<float>& species = grn::add_species_column(w, species_names(grn::kSpeciesCount));
+  for (std::size_t c = 0; c < w.cells.size(); ++c)
+    for (int k = 0; k < grn::kSpeciesCount; ++k)
+      species.host_data()[static_cast<std::size_t>(k) * species.capacity() + c] =
+          0.05f + 0.4f * static_cast<float>((w.cell_id.host(c) * 7 + k * 3) % 11);
+  w.commit();
+  update_cell_centres(w);
+  w.download();
+}
+
+/// A decomposed gene network (grn::DecomposedGeneNetwork: ghost cells, merged cells, midpoint species from
+/// the owners) of `steps` steps against the undecomposed GeneNetworkSystem's, on a tissue that does not
+/// move: every species of every cell and its suprabasal flag equal to the bit after every step. Returns the
+/// ghost cells of the last step on this rank.
+inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, const domain::ProcessGrid& pg,
+                                                 bool periodic_y, int steps) {
+  Box box;
+  box.lx = 16 * 0.45f;
+  box.ly = 7 * 0.45f;
+  box.periodic_y = periodic_y;
+  grn::GeneNetworkParams params;  // neighbours within 0.8: up to the third ring of cells
+  // one lane: with more, the candidates are split among the lanes by their place in the sorted list, which
+  // differs between a rank's merged cells and the whole tissue (float rounding)
+  params.lanes = 1;
+  const double dt = 0.1;
+  World whole(box);
+  seed_network_tissue(whole);
+  grn::GeneNetworkSystem reference(params);
+
+  const domain::Decomposition d(pg, box, params.neighbour_distance + 0.05);
+  const int rank = comm.rank();
+  World w(box);
+  if (rank == 0) {
+    seed_network_tissue(w);
+  } else {
+    sem::add_sem_columns(w);
+    grn::add_species_column(w, species_names(grn::kSpeciesCount));
+  }
+  domain::migrate_to_owners(d, comm, w);
+  grn::DecomposedGeneNetwork decomposed(params, d, comm);
+  const std::uint32_t bit = w.flag_bit(grn::kSuprabasalFlag),
+                      whole_bit = whole.flag_bit(grn::kSuprabasalFlag);
+
+  std::size_t mismatches = 0, compared = 0;
+  for (int step = 0; step < steps; ++step) {
+    StepContext ctx;
+    ctx.step = step;
+    ctx.time = step * dt;
+    ctx.dt = dt;
+    reference.run(whole, ctx);
+    decomposed.step(w, ctx);
+    whole.cells.download();
+    Column<float>& mine = grn::species_column(w);
+    Column<float>& theirs = grn::species_column(whole);
+    for (std::size_t c = 0; c < w.cells.size(); ++c) {
+      const auto id = static_cast<std::size_t>(w.cell_id.host(c));  // ids 0..111 in the whole tissue's rows
+      for (int k = 0; k < grn::kSpeciesCount; ++k) {
+        const auto kk = static_cast<std::size_t>(k);
+        if (mine.host_data()[kk * mine.capacity() + c] != theirs.host_data()[kk * theirs.capacity() + id])
+          ++mismatches;
+      }
+      if (((w.flags.host(c) & bit) != 0) != ((whole.flags.host(id) & whole_bit) != 0)) ++mismatches;
+      ++compared;
+    }
+  }
+  INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid, periodic y " << periodic_y << ": "
+               << mismatches << " species or flags differ from the undecomposed network's over " << steps
+               << " steps");
+  CHECK(mismatches == 0);
+  CHECK(comm.sum(static_cast<std::int64_t>(compared)) == 16 * 7 * steps);
+  return decomposed.ghosts();
 }
 
 }  // namespace tissue::test

@@ -208,6 +208,17 @@ TEST_CASE("a decomposed SEM run with migration equals the undecomposed run to th
   if (comm.size() == 2 || comm.size() == 4) CHECK(comm.sum(crossed) > 0);
 }
 
+TEST_CASE("a decomposed gene network equals the undecomposed network to the bit", "[domain][mpi]") {
+  MpiCommunicator comm;
+  std::int64_t ghosts = 0;
+  for (const ProcessGrid& pg : test::process_grids(comm.size())) {
+    if (16 * 0.45 / pg.px < 0.85 || 7 * 0.45 / pg.py < 0.85) continue;  // narrower than the halo
+    for (const bool periodic_y : {true, false})
+      ghosts += static_cast<std::int64_t>(test::check_decomposed_gene_network(comm, pg, periodic_y, 30));
+  }
+  if (comm.size() > 1) CHECK(comm.sum(ghosts) > 0);
+}
+
 TEST_CASE("a checkpoint of a decomposed run, gathered on rank 0, restarts on any rank count to the bit",
           "[domain][mpi]") {
   MpiCommunicator comm;
