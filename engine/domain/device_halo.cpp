@@ -70,14 +70,6 @@ void lay_out(const std::vector<HaloRows>& messages, std::vector<std::int32_t>& r
   }
 }
 
-template <class T>
-void upload(const std::vector<T>& host, DeviceBuffer<T>& device) {
-  device.resize(host.size());
-  if (!host.empty())
-    exec::copy_bytes(device.data(), exec::backend(), host.data(), exec::Backend::cpu,
-                     host.size() * sizeof(T));
-}
-
 }  // namespace
 
 void StagedTransport::exchange(const std::vector<DeviceMessage>& sends,
@@ -120,12 +112,12 @@ void DeviceHalo::set_plan(const std::vector<HaloRows>& sends, const std::vector<
   };
   lay_out(sends, send_rows_, per_row, max_row_, peers, firsts);
   segments(sends, send_segments_);
-  upload(send_rows_, send_rows_d_);
-  upload(per_row, send_segment_d_);
+  send_rows_d_.assign(send_rows_);
+  send_segment_d_.assign(per_row);
   lay_out(receives, receive_rows_, per_row, max_row_, peers, firsts);
   segments(receives, receive_segments_);
-  upload(receive_rows_, receive_rows_d_);
-  upload(per_row, receive_segment_d_);
+  receive_rows_d_.assign(receive_rows_);
+  receive_segment_d_.assign(per_row);
 }
 
 void DeviceHalo::exchange(const std::vector<Span<float>>& columns) {

@@ -35,14 +35,6 @@ std::vector<std::string> ghost_columns(bool typed) {
   return c;
 }
 
-template <class T>
-void upload(const std::vector<T>& host, DeviceBuffer<T>& device) {
-  device.resize(host.size());
-  if (!host.empty())
-    exec::copy_bytes(device.data(), exec::backend(), host.data(), exec::Backend::cpu,
-                     host.size() * sizeof(T));
-}
-
 /// Per merged row, in two blocks of out (each n long), on owned rows (0 on ghost rows): the half step's move
 /// `moved` [length], and how far the step's start (x, y) or the midpoint (xm, ym), whichever is farther, lies
 /// from the rebuild's positions along x or y (minimum image on periodic axes) [length]. NaN becomes +infinity
@@ -347,7 +339,7 @@ void DecomposedSem::rebuild(World& world) {
   const auto n = static_cast<std::size_t>(first);
   merged.cells.upload();
   merged.elements.resize(n);
-  upload(merged_cell, merged_cell_);
+  merged_cell_.assign(merged_cell);
   owned_rows_.resize(owned);
   owned_mask_.resize(n);
   exec::parallel_for(
@@ -359,12 +351,12 @@ void DecomposedSem::rebuild(World& world) {
     const auto& h = ghost_elements_.column<float>(name).host_data();
     return std::vector<float>(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(ghost_count_));
   };
-  upload(host_column("x"), ghost_x_);
-  upload(host_column("y"), ghost_y_);
-  upload(host_column("z"), ghost_z_);
-  upload(ghost_type, ghost_type_);
-  upload(ghost_cell, ghost_cell_);
-  upload(ghost_row, ghost_row_);
+  ghost_x_.assign(host_column("x"));
+  ghost_y_.assign(host_column("y"));
+  ghost_z_.assign(host_column("z"));
+  ghost_type_.assign(ghost_type);
+  ghost_cell_.assign(ghost_cell);
+  ghost_row_.assign(ghost_row);
   exec::parallel_for(
       ghost_count_,
       GhostsToMerged{ghost_x_.span(), ghost_y_.span(), ghost_z_.span(), ghost_type_.span(),

@@ -728,6 +728,23 @@ inline std::size_t check_device_halo(domain::Communicator& comm, const domain::P
   return g;
 }
 
+/// The elements of `part`'s cells whose positions differ from those of the same cell and slot in `whole`
+/// (host mirrors; whole's cells are ids 0, 1, ... in row order, as a seeded tissue's).
+inline std::size_t position_differences(const World& part, const World& whole) {
+  std::size_t differ = 0;
+  for (std::size_t c = 0; c < part.cells.size(); ++c) {
+    const auto id = static_cast<std::size_t>(part.cell_id.host(c));
+    for (std::int32_t e = 0; e < part.count.host(c); ++e) {
+      const auto a = static_cast<std::size_t>(part.first.host(c) + e);
+      const auto b = static_cast<std::size_t>(whole.first.host(id) + e);
+      if (part.x.host(a) != whole.x.host(b) || part.y.host(a) != whole.y.host(b) ||
+          part.z.host(a) != whole.z.host(b))
+        ++differ;
+    }
+  }
+  return differ;
+}
+
 /// A decomposed SEM run (sem::DecomposedSem: ghosts, merged world, midpoint exchange, migration every
 /// step) of `steps` steps against the undecomposed SemSystem's: every element of every cell at the same
 /// position to the bit after every step. The tissue starts on rank 0 and is spread by migration; 16 x 7 cells
@@ -775,16 +792,7 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
     for (std::size_t c = 0; c < w.cells.size(); ++c)
       if (!std::binary_search(before.begin(), before.end(), w.cell_id.host(c))) ++crossed;
     whole.download();
-    for (std::size_t c = 0; c < w.cells.size(); ++c) {
-      const auto id = static_cast<std::size_t>(w.cell_id.host(c));
-      for (std::int32_t e = 0; e < w.count.host(c); ++e) {
-        const auto mine = static_cast<std::size_t>(w.first.host(c) + e);
-        const auto theirs = static_cast<std::size_t>(whole.first.host(id) + e);
-        if (w.x.host(mine) != whole.x.host(theirs) || w.y.host(mine) != whole.y.host(theirs) ||
-            w.z.host(mine) != whole.z.host(theirs))
-          ++mismatches;
-      }
-    }
+    mismatches += position_differences(w, whole);
   }
   INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid, periodic y " << periodic_y << ": "
                << mismatches << " element positions differ from the undecomposed run's over " << steps
@@ -820,19 +828,10 @@ inline Box checkpoint_box() {
 inline long long differences_from(const World& got, World& reference) {
   reference.download();
   if (got.cells.size() != reference.cells.size()) return -1;
-  long long differ = 0;
-  for (std::size_t c = 0; c < got.cells.size(); ++c) {
+  for (std::size_t c = 0; c < got.cells.size(); ++c)
     if (got.cell_id.host(c) != reference.cell_id.host(c) || got.count.host(c) != reference.count.host(c))
       return -1;
-    for (std::int32_t e = 0; e < got.count.host(c); ++e) {
-      const auto a = static_cast<std::size_t>(got.first.host(c) + e);
-      const auto b = static_cast<std::size_t>(reference.first.host(c) + e);
-      if (got.x.host(a) != reference.x.host(b) || got.y.host(a) != reference.y.host(b) ||
-          got.z.host(a) != reference.z.host(b))
-        ++differ;
-    }
-  }
-  return differ;
+  return static_cast<long long>(position_differences(got, reference));
 }
 
 /// A checkpoint of a decomposed SEM run, gathered on rank 0 (domain::gather_to_root) and written with the
