@@ -131,19 +131,18 @@ void CellList::build(Span<const float> x, Span<const float> y, Span<const float>
                      GatherSorted{std::as_const(index_).span().subspan(0, n), x, y, z, tag, points_.span()});
 }
 
-CellList::View CellList::view() const {
+CellList::View CellList::view(float reach) const {
   return View{grid_,
               points_.span().subspan(0, n_),
               index_.span().subspan(0, n_),
               bin_start_.span().subspan(0, grid_.bin_count() + 1),
               Span<const float>(),
-              0.0f};
+              reach};
 }
 
 CellList::View CellList::moved_view(Span<const float> moved, float reach) const {
-  View v = view();
+  View v = view(reach);
   v.moved = moved;
-  v.reach = reach;
   return v;
 }
 

@@ -74,6 +74,21 @@ struct CellGrid {
     i %= n[a];
     return i < 0 ? i + n[a] : i;
   }
+  /// The bins along axis a that can hold a point within `span` of v, as offsets [lo, hi] from v's bin,
+  /// within [-k, 0] and [0, k]: the bins of v - span and v + span, with a slack of 2^-12 span + 2^-18 |v|
+  /// for the rounding of both and of the caller's distance test (so a point at distance < span is never
+  /// outside; NaN gives any offsets within the bounds). Offsets count in the whole axis's bins, which is
+  /// what coord() hashes, so that wrapping the offsets from coord(v) visits the right bins on every axis.
+  TISSUE_HD void span_offsets(float v, float span, int a, int k, int& lo, int& hi) const {
+    const float s = span + span * 2.44140625e-4f + math::abs(v) * 3.814697265625e-6f;
+    int i = static_cast<int>(math::floor(v * inv_width[a]));
+    if (periodic[a]) i = i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
+    if (whole_n[a] > 0) i = i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i);
+    lo = static_cast<int>(math::floor((v - s) * inv_width[a])) - i;
+    hi = static_cast<int>(math::floor((v + s) * inv_width[a])) - i;
+    lo = lo < -k ? -k : (lo > 0 ? 0 : lo);
+    hi = hi > k ? k : (hi < 0 ? 0 : hi);
+  }
   /// Wraps a bin coordinate that is at most one bin outside [0, n) (neighbour offsets are -1..1).
   TISSUE_HD int wrap(int i, int a) const { return i < 0 ? i + n[a] : (i >= n[a] ? i - n[a] : i); }
   TISSUE_HD std::uint32_t bin(int ix, int iy, int iz) const {
@@ -93,7 +108,10 @@ class CellList {
     /// Points moved since the bins were made (refresh()): one entry on the backend, the largest distance
     /// any point has moved since the build [length]; empty when the points are where they were binned.
     Span<const float> moved;
-    /// With `moved`: the largest distance queried [length] (<= the build's min_bin).
+    /// The largest distance the caller tests [length] (<= the build's min_bin), or 0: unknown. With it the
+    /// searches skip the bins (of the 3 x 3 x 3, or of the wider moved search) that lie entirely beyond
+    /// reach (+ moved) of the query along an axis, and visit the rest in the same order: the candidates
+    /// within reach, and their order, are those of the whole search. view(reach), moved_view().
     float reach = 0.0f;
 
     /// Calls f(s, point) (point: a PointTag by value) for every sorted point s in the bins around (px, py,
@@ -119,18 +137,26 @@ class CellList {
     TISSUE_HD void for_each_built_candidate(float px, float py, float pz, F&& f, int lane = 0,
                                             int lanes = 1) const {
       const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
-      const bool run = grid.offset_lo[0] == -1 && cx >= 1 && cx + 1 < grid.n[0];
-      for (int dz = grid.offset_lo[2]; dz <= grid.offset_hi[2]; ++dz) {
+      int lo[3], hi[3];
+      const float p[3] = {px, py, pz};
+      for (int a = 0; a < 3; ++a) {
+        lo[a] = grid.offset_lo[a];
+        hi[a] = grid.offset_hi[a];
+        // trimmed only where the stencil is the full -1..1 (an axis of 1 or 2 bins visits each bin once)
+        if (reach > 0.0f && lo[a] == -1 && hi[a] == 1) grid.span_offsets(p[a], reach, a, 1, lo[a], hi[a]);
+      }
+      const bool run = grid.offset_lo[0] == -1 && cx + lo[0] >= 0 && cx + hi[0] < grid.n[0];
+      for (int dz = lo[2]; dz <= hi[2]; ++dz) {
         const int iz = grid.wrap(cz + dz, 2);
-        for (int dy = grid.offset_lo[1]; dy <= grid.offset_hi[1]; ++dy) {
+        for (int dy = lo[1]; dy <= hi[1]; ++dy) {
           const std::uint32_t row = grid.bin(0, grid.wrap(cy + dy, 1), iz);
           if (run) {
-            const int end = bin_start[row + static_cast<std::uint32_t>(cx + 2)];
-            for (int s = bin_start[row + static_cast<std::uint32_t>(cx - 1)] + lane; s < end; s += lanes)
+            const int end = bin_start[row + static_cast<std::uint32_t>(cx + hi[0] + 1)];
+            for (int s = bin_start[row + static_cast<std::uint32_t>(cx + lo[0])] + lane; s < end; s += lanes)
               f(s, load_point(points.data(), s));
             continue;
           }
-          for (int dx = grid.offset_lo[0]; dx <= grid.offset_hi[0]; ++dx) {
+          for (int dx = lo[0]; dx <= hi[0]; ++dx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(cx + dx, 0));
             const int end = bin_start[b + 1];
             for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, load_point(points.data(), s));
@@ -157,8 +183,11 @@ class CellList {
         const int k =
             bins < static_cast<float>(grid.n[a]) ? static_cast<int>(math::floor(bins)) + 1 : grid.n[a];
         whole[a] = 2 * k + 1 >= grid.n[a];
-        lo[a] = whole[a] ? 0 : c[a] - k;
-        hi[a] = whole[a] ? grid.n[a] - 1 : c[a] + k;
+        int dlo = -k, dhi = k;
+        if (!whole[a] && reach > 0.0f)
+          grid.span_offsets(a == 0 ? px : (a == 1 ? py : pz), span, a, k, dlo, dhi);
+        lo[a] = whole[a] ? 0 : c[a] + dlo;
+        hi[a] = whole[a] ? grid.n[a] - 1 : c[a] + dhi;
       }
       const bool run = whole[0] || (lo[0] >= 0 && hi[0] < grid.n[0]);
       for (int jz = lo[2]; jz <= hi[2]; ++jz) {
@@ -208,7 +237,9 @@ class CellList {
   /// @throws std::invalid_argument if n differs from the last build's.
   void refresh(Span<const float> x, Span<const float> y, Span<const float> z, std::size_t n);
 
-  View view() const;
+  /// The list as kernels query it. @param reach  the largest distance the caller tests [length], (0, the
+  /// build's min_bin], so that the search skips the bins beyond it (View::reach); 0 (default): all 27.
+  View view(float reach = 0.0f) const;
   /// view() for queries after refresh(): `moved` (one entry on the backend) holds the largest distance any
   /// point moved since the build [length], `reach` the largest distance the caller will test (<= min_bin).
   View moved_view(Span<const float> moved, float reach) const;

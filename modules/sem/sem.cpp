@@ -215,7 +215,7 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
                             static_cast<float>(params_.effective_inter_cutoff()));
   } else {
     build_list(w, x, y, z);
-    bins = bins_.view();
+    bins = bins_.view(static_cast<float>(params_.effective_inter_cutoff()));
   }
   Span<const std::int32_t> cell_type;
   if (kernel_.cell_types > 0) cell_type = w.cells.column<std::int32_t>(kCellTypeColumn).span();
