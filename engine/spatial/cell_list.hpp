@@ -74,43 +74,20 @@ struct CellGrid {
     i %= n[a];
     return i < 0 ? i + n[a] : i;
   }
-  /// The whole axis's bin of v along axis a, before hashing: what coord() hashes (periodic and windowed
-  /// axes clamp it into their bins, as coord() does).
-  TISSUE_HD int whole_bin(float v, int a) const {
-    const int i = static_cast<int>(math::floor(v * inv_width[a]));
-    if (periodic[a]) return i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
-    if (whole_n[a] > 0) return i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i);
-    return i;
-  }
-  /// The rounding allowance of a search trimmed to `span` at v along axis a [length]: 2^-12 span, for the
-  /// caller's distance test, and 2^-18 of |v| or of the periodic axis's length, whichever is larger, for the
-  /// bins' edges and v -/+ span (float rounding is 2^-24 of those, so the allowance is 64 times that).
-  TISSUE_HD float slack(float v, float span, int a) const {
-    const float length = whole_n[a] > 0 ? static_cast<float>(whole_n[a]) / inv_width[a]
-                                        : (periodic[a] ? static_cast<float>(n[a]) / inv_width[a] : 0.0f);
-    const float size = math::abs(v) > length ? math::abs(v) : length;
-    return span * 2.44140625e-4f + size * 3.814697265625e-6f;
-  }
-  /// The bins along axis a that can hold a point within `span` of v, as offsets [lo, hi] from v's bin
-  /// (whole_bin()), within [-k, 0] and [0, k]: the bins of v - span and v + span, widened by slack() (a
-  /// point at distance < span is never outside; NaN gives any offsets within the bounds). Offsets count in
-  /// the whole axis's bins, which is what coord() hashes, so that wrapping them from coord(v) visits the
-  /// right bins on every axis.
+  /// The bins along axis a that can hold a point within `span` of v, as offsets [lo, hi] from v's bin,
+  /// within [-k, 0] and [0, k]: the bins of v - span and v + span, with a slack of 2^-12 span + 2^-18 |v|
+  /// for the rounding of both and of the caller's distance test (so a point at distance < span is never
+  /// outside; NaN gives any offsets within the bounds). Offsets count in the whole axis's bins, which is
+  /// what coord() hashes, so that wrapping the offsets from coord(v) visits the right bins on every axis.
   TISSUE_HD void span_offsets(float v, float span, int a, int k, int& lo, int& hi) const {
-    const float s = span + slack(v, span, a);
-    const int i = whole_bin(v, a);
+    const float s = span + span * 2.44140625e-4f + math::abs(v) * 3.814697265625e-6f;
+    int i = static_cast<int>(math::floor(v * inv_width[a]));
+    if (periodic[a]) i = i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
+    if (whole_n[a] > 0) i = i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i);
     lo = static_cast<int>(math::floor((v - s) * inv_width[a])) - i;
     hi = static_cast<int>(math::floor((v + s) * inv_width[a])) - i;
     lo = lo < -k ? -k : (lo > 0 ? 0 : lo);
     hi = hi > k ? k : (hi < 0 ? 0 : hi);
-  }
-  /// The distance along axis a from v to the whole axis's bin i (0 if v lies in it) less `slack` (not below
-  /// 0) [length]: no point of that bin is nearer to v along the axis.
-  TISSUE_HD float gap(float v, int i, int a, float slack) const {
-    const float width = 1.0f / inv_width[a];
-    const float below = static_cast<float>(i) * width - v, above = v - static_cast<float>(i + 1) * width;
-    const float g = (below > above ? below : above) - slack;
-    return g > 0.0f ? g : 0.0f;
   }
   /// Wraps a bin coordinate that is at most one bin outside [0, n) (neighbour offsets are -1..1).
   TISSUE_HD int wrap(int i, int a) const { return i < 0 ? i + n[a] : (i >= n[a] ? i - n[a] : i); }
@@ -159,48 +136,28 @@ class CellList {
     template <class F>
     TISSUE_HD void for_each_built_candidate(float px, float py, float pz, F&& f, int lane = 0,
                                             int lanes = 1) const {
+      const int cx = grid.coord(px, 0), cy = grid.coord(py, 1), cz = grid.coord(pz, 2);
+      int lo[3], hi[3];
       const float p[3] = {px, py, pz};
-      const int c[3] = {grid.coord(px, 0), grid.coord(py, 1), grid.coord(pz, 2)};
-      // per axis: the offsets visited, and with a reach, whether the axis is trimmed (where the stencil is
-      // the full -1..1: an axis of 1 or 2 bins visits each bin once), its whole bin and its rounding
-      // allowance
-      int lo[3], hi[3], whole[3] = {0, 0, 0};
-      bool trim[3];
-      float eps[3] = {0.0f, 0.0f, 0.0f};
       for (int a = 0; a < 3; ++a) {
         lo[a] = grid.offset_lo[a];
         hi[a] = grid.offset_hi[a];
-        trim[a] = reach > 0.0f && lo[a] == -1 && hi[a] == 1;
-        if (trim[a]) {
-          grid.span_offsets(p[a], reach, a, 1, lo[a], hi[a]);
-          whole[a] = grid.whole_bin(p[a], a);
-          eps[a] = grid.slack(p[a], reach, a);
-        }
+        // trimmed only where the stencil is the full -1..1 (an axis of 1 or 2 bins visits each bin once)
+        if (reach > 0.0f && lo[a] == -1 && hi[a] == 1) grid.span_offsets(p[a], reach, a, 1, lo[a], hi[a]);
       }
-      const float e = math::max(eps[0], math::max(eps[1], eps[2]));
-      const float reach2 = (reach + e) * (reach + e);
+      const bool run = grid.offset_lo[0] == -1 && cx + lo[0] >= 0 && cx + hi[0] < grid.n[0];
       for (int dz = lo[2]; dz <= hi[2]; ++dz) {
-        const int iz = grid.wrap(c[2] + dz, 2);
-        const float ez = trim[2] ? grid.gap(pz, whole[2] + dz, 2, eps[2]) : 0.0f;
+        const int iz = grid.wrap(cz + dz, 2);
         for (int dy = lo[1]; dy <= hi[1]; ++dy) {
-          // a row of bins whose y-z rectangle lies beyond the reach is skipped; in the others, the x bins
-          // within the chord of the reach's sphere at the rectangle's nearest point
-          int xlo = lo[0], xhi = hi[0];
-          if (trim[1] || trim[2]) {
-            const float ey = trim[1] ? grid.gap(py, whole[1] + dy, 1, eps[1]) : 0.0f;
-            const float rest = reach2 - ey * ey - ez * ez;
-            if (rest < 0.0f) continue;
-            if (trim[0]) grid.span_offsets(px, math::sqrt(rest), 0, 1, xlo, xhi);
-          }
-          const std::uint32_t row = grid.bin(0, grid.wrap(c[1] + dy, 1), iz);
-          if (grid.offset_lo[0] == -1 && c[0] + xlo >= 0 && c[0] + xhi < grid.n[0]) {
-            const int end = bin_start[row + static_cast<std::uint32_t>(c[0] + xhi + 1)];
-            for (int s = bin_start[row + static_cast<std::uint32_t>(c[0] + xlo)] + lane; s < end; s += lanes)
+          const std::uint32_t row = grid.bin(0, grid.wrap(cy + dy, 1), iz);
+          if (run) {
+            const int end = bin_start[row + static_cast<std::uint32_t>(cx + hi[0] + 1)];
+            for (int s = bin_start[row + static_cast<std::uint32_t>(cx + lo[0])] + lane; s < end; s += lanes)
               f(s, load_point(points.data(), s));
             continue;
           }
-          for (int dx = xlo; dx <= xhi; ++dx) {
-            const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(c[0] + dx, 0));
+          for (int dx = lo[0]; dx <= hi[0]; ++dx) {
+            const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(cx + dx, 0));
             const int end = bin_start[b + 1];
             for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, load_point(points.data(), s));
           }
@@ -211,57 +168,39 @@ class CellList {
     /// for_each_candidate() over bins made before the points moved by up to moved[0] (moved_view()): a point
     /// now within `reach` of the query was binned within reach + moved of it, i.e. at most k = floor((reach +
     /// moved) / width) + 1 bins away per axis; an axis where 2 k + 1 bins would cover it is visited whole
-    /// (each bin once). Trimmed to reach + moved as for_each_built_candidate() to the reach. A non-finite
-    /// `moved` (NaN positions, which the run's checks report after the step) searches one bin per side.
+    /// (each bin once). A non-finite `moved` (NaN positions, which the run's checks report after the step)
+    /// searches one bin per side.
     template <class F>
     TISSUE_HD void for_each_moved_candidate(float px, float py, float pz, F&& f, int lane = 0,
                                             int lanes = 1) const {
       const float d = moved[0];
       const float span = reach + (d >= 0.0f && d <= 3.0e38f ? d : 0.0f);
-      const float p[3] = {px, py, pz};
       const int c[3] = {grid.coord(px, 0), grid.coord(py, 1), grid.coord(pz, 2)};
-      int lo[3], hi[3], k[3], shift[3] = {0, 0, 0};
-      bool whole[3], trim[3];
-      float eps[3] = {0.0f, 0.0f, 0.0f};
+      int lo[3], hi[3];
+      bool whole[3];
       for (int a = 0; a < 3; ++a) {
         const float bins = span * grid.inv_width[a];
-        k[a] = bins < static_cast<float>(grid.n[a]) ? static_cast<int>(math::floor(bins)) + 1 : grid.n[a];
-        whole[a] = 2 * k[a] + 1 >= grid.n[a];
-        trim[a] = !whole[a] && reach > 0.0f;
-        int dlo = -k[a], dhi = k[a];
-        if (trim[a]) {
-          grid.span_offsets(p[a], span, a, k[a], dlo, dhi);
-          shift[a] = grid.whole_bin(p[a], a) - c[a];  // row j is the whole axis's bin j + shift
-          eps[a] = grid.slack(p[a], span, a);
-        }
+        const int k =
+            bins < static_cast<float>(grid.n[a]) ? static_cast<int>(math::floor(bins)) + 1 : grid.n[a];
+        whole[a] = 2 * k + 1 >= grid.n[a];
+        int dlo = -k, dhi = k;
+        if (!whole[a] && reach > 0.0f)
+          grid.span_offsets(a == 0 ? px : (a == 1 ? py : pz), span, a, k, dlo, dhi);
         lo[a] = whole[a] ? 0 : c[a] + dlo;
         hi[a] = whole[a] ? grid.n[a] - 1 : c[a] + dhi;
       }
-      const float e = math::max(eps[0], math::max(eps[1], eps[2]));
-      const float span2 = (span + e) * (span + e);
+      const bool run = whole[0] || (lo[0] >= 0 && hi[0] < grid.n[0]);
       for (int jz = lo[2]; jz <= hi[2]; ++jz) {
         const int iz = whole[2] ? jz : grid.wrap(jz, 2);
-        const float ez = trim[2] ? grid.gap(pz, jz + shift[2], 2, eps[2]) : 0.0f;
         for (int jy = lo[1]; jy <= hi[1]; ++jy) {
-          int xlo = lo[0], xhi = hi[0];
-          if (trim[1] || trim[2]) {
-            const float ey = trim[1] ? grid.gap(py, jy + shift[1], 1, eps[1]) : 0.0f;
-            const float rest = span2 - ey * ey - ez * ez;
-            if (rest < 0.0f) continue;
-            if (trim[0]) {
-              grid.span_offsets(px, math::sqrt(rest), 0, k[0], xlo, xhi);
-              xlo += c[0];
-              xhi += c[0];
-            }
-          }
           const std::uint32_t row = grid.bin(0, whole[1] ? jy : grid.wrap(jy, 1), iz);
-          if (whole[0] || (xlo >= 0 && xhi < grid.n[0])) {
-            const int end = bin_start[row + static_cast<std::uint32_t>(xhi + 1)];
-            for (int s = bin_start[row + static_cast<std::uint32_t>(xlo)] + lane; s < end; s += lanes)
+          if (run) {
+            const int end = bin_start[row + static_cast<std::uint32_t>(hi[0] + 1)];
+            for (int s = bin_start[row + static_cast<std::uint32_t>(lo[0])] + lane; s < end; s += lanes)
               f(s, load_point(points.data(), s));
             continue;
           }
-          for (int jx = xlo; jx <= xhi; ++jx) {
+          for (int jx = lo[0]; jx <= hi[0]; ++jx) {
             const std::uint32_t b = row + static_cast<std::uint32_t>(grid.wrap(jx, 0));
             const int end = bin_start[b + 1];
             for (int s = bin_start[b] + lane; s < end; s += lanes) f(s, load_point(points.data(), s));
