@@ -74,16 +74,27 @@ struct CellGrid {
     i %= n[a];
     return i < 0 ? i + n[a] : i;
   }
-  /// The bins along axis a that can hold a point within `span` of v, as offsets [lo, hi] from v's bin,
-  /// within [-k, 0] and [0, k]: the bins of v - span and v + span, with a slack of 2^-12 span + 2^-18 |v|
-  /// for the rounding of both and of the caller's distance test (so a point at distance < span is never
-  /// outside; NaN gives any offsets within the bounds). Offsets count in the whole axis's bins, which is
-  /// what coord() hashes, so that wrapping the offsets from coord(v) visits the right bins on every axis.
+  /// The whole axis's bin of v along axis a, before hashing: what coord() hashes (periodic and windowed
+  /// axes clamp it into their bins, as coord() does).
+  TISSUE_HD int whole_bin(float v, int a) const {
+    const int i = static_cast<int>(math::floor(v * inv_width[a]));
+    if (periodic[a]) return i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
+    if (whole_n[a] > 0) return i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i);
+    return i;
+  }
+  /// The bins along axis a that can hold a point within `span` of v, as offsets [lo, hi] from v's bin
+  /// (whole_bin()), within [-k, 0] and [0, k]: the bins of v - span and v + span, with span widened by a
+  /// rounding allowance of 2^-12 span (the caller's distance test) and 2^-18 of |v| or of the periodic axis's
+  /// length, whichever is larger (the bins' edges and v -/+ span; float rounding is 2^-24 of those). A point
+  /// at distance < span is never outside; NaN gives any offsets within the bounds. Offsets count in the whole
+  /// axis's bins, which is what coord() hashes, so that wrapping them from coord(v) visits the right bins on
+  /// every axis.
   TISSUE_HD void span_offsets(float v, float span, int a, int k, int& lo, int& hi) const {
-    const float s = span + span * 2.44140625e-4f + math::abs(v) * 3.814697265625e-6f;
-    int i = static_cast<int>(math::floor(v * inv_width[a]));
-    if (periodic[a]) i = i < 0 ? 0 : (i >= n[a] ? n[a] - 1 : i);
-    if (whole_n[a] > 0) i = i < 0 ? 0 : (i >= whole_n[a] ? whole_n[a] - 1 : i);
+    const float length = whole_n[a] > 0 ? static_cast<float>(whole_n[a]) / inv_width[a]
+                                        : (periodic[a] ? static_cast<float>(n[a]) / inv_width[a] : 0.0f);
+    const float size = math::abs(v) > length ? math::abs(v) : length;
+    const float s = span + span * 2.44140625e-4f + size * 3.814697265625e-6f;
+    const int i = whole_bin(v, a);
     lo = static_cast<int>(math::floor((v - s) * inv_width[a])) - i;
     hi = static_cast<int>(math::floor((v + s) * inv_width[a])) - i;
     lo = lo < -k ? -k : (lo > 0 ? 0 : lo);
@@ -108,10 +119,12 @@ class CellList {
     /// Points moved since the bins were made (refresh()): one entry on the backend, the largest distance
     /// any point has moved since the build [length]; empty when the points are where they were binned.
     Span<const float> moved;
-    /// The largest distance the caller tests [length] (<= the build's min_bin), or 0: unknown. With it the
-    /// searches skip the bins (of the 3 x 3 x 3, or of the wider moved search) that lie entirely beyond
-    /// reach (+ moved) of the query along an axis, and visit the rest in the same order: the candidates
-    /// within reach, and their order, are those of the whole search. view(reach), moved_view().
+    /// The largest distance the caller tests [length] (<= the build's min_bin), or 0: unknown. With it, and
+    /// one lane, the searches skip the bins (of the 3 x 3 x 3, or of the wider moved search) that lie
+    /// entirely beyond reach (+ moved) of the query along an axis, and visit the rest in the same order: the
+    /// candidates within reach, and their order, are those of the whole search. With lanes > 1 they do not,
+    /// so that each lane's share of a bin run (every lanes-th candidate from the run's start) stays the
+    /// whole search's, and so do the lanes' partial sums. view(reach), moved_view().
     float reach = 0.0f;
 
     /// Calls f(s, point) (point: a PointTag by value) for every sorted point s in the bins around (px, py,
@@ -143,7 +156,8 @@ class CellList {
         lo[a] = grid.offset_lo[a];
         hi[a] = grid.offset_hi[a];
         // trimmed only where the stencil is the full -1..1 (an axis of 1 or 2 bins visits each bin once)
-        if (reach > 0.0f && lo[a] == -1 && hi[a] == 1) grid.span_offsets(p[a], reach, a, 1, lo[a], hi[a]);
+        if (reach > 0.0f && lanes == 1 && lo[a] == -1 && hi[a] == 1)
+          grid.span_offsets(p[a], reach, a, 1, lo[a], hi[a]);
       }
       const bool run = grid.offset_lo[0] == -1 && cx + lo[0] >= 0 && cx + hi[0] < grid.n[0];
       for (int dz = lo[2]; dz <= hi[2]; ++dz) {
@@ -184,7 +198,7 @@ class CellList {
             bins < static_cast<float>(grid.n[a]) ? static_cast<int>(math::floor(bins)) + 1 : grid.n[a];
         whole[a] = 2 * k + 1 >= grid.n[a];
         int dlo = -k, dhi = k;
-        if (!whole[a] && reach > 0.0f)
+        if (!whole[a] && reach > 0.0f && lanes == 1)
           grid.span_offsets(a == 0 ? px : (a == 1 ? py : pz), span, a, k, dlo, dhi);
         lo[a] = whole[a] ? 0 : c[a] + dlo;
         hi[a] = whole[a] ? grid.n[a] - 1 : c[a] + dhi;

@@ -234,14 +234,17 @@ TEST_CASE("a windowed cell list visits the neighbours of the points in its windo
 }
 
 namespace {
-/// For each point: how many candidates the search visits.
+/// For each point: how many candidates the search visits (over all its lanes).
 struct CountCandidates {
   Span<const float> x, y, z;
   CellList::View bins;
   Span<std::int32_t> count;
+  int lanes = 1;  ///< lanes of the search, all counted
   TISSUE_HD void operator()(std::size_t i) const {
     int n = 0;
-    bins.for_each_candidate(x[i], y[i], z[i], [&](int, const PointTag&) { ++n; });
+    for (int lane = 0; lane < lanes; ++lane)
+      bins.for_each_candidate(
+          x[i], y[i], z[i], [&](int, const PointTag&) { ++n; }, lane, lanes);
     count[i] = n;
   }
 };
@@ -301,6 +304,10 @@ TEST_CASE("a search given its reach skips the bins beyond it and finds the same 
     // random points: (2 r + bin) / (3 bin) = 0.87 of the bins per axis on average, about 0.66 of the
     // candidates; the lattice's points sit where more of them are needed (0.85)
     CHECK(sum_trimmed < (layout == 0 ? 0.9 : 0.75) * sum_all);
+    // with lanes, each lane keeps its share of the whole search (so that partial sums keep their order)
+    DeviceBuffer<std::int32_t> laned(n);
+    exec::parallel_for(n, CountCandidates{dx.span(), dy.span(), dz.span(), list.view(r), laned.span(), 2});
+    CHECK(laned.to_host() == c_all);
   }
 }
 
