@@ -46,6 +46,17 @@ std::size_t World::add_cells_host(std::size_t n) {
   return c0;
 }
 
+std::size_t World::add_daughters_host(const std::vector<std::int32_t>& mothers) {
+  if (!daughter_ids) return add_cells_host(mothers.size());
+  std::vector<std::int64_t> mother_ids(mothers.size()), ids(mothers.size());
+  for (std::size_t k = 0; k < mothers.size(); ++k)
+    mother_ids[k] = cell_id.host(static_cast<std::size_t>(mothers[k]));
+  daughter_ids(*this, mother_ids, ids);
+  const std::size_t c0 = cells.append_host(mothers.size());
+  for (std::size_t k = 0; k < mothers.size(); ++k) cell_id.host(c0 + k) = ids[k];
+  return c0;
+}
+
 std::int32_t World::add_element_host(std::int32_t c, float px, float py, float pz) {
   const std::size_t e = add_elements_host(1);
   set_element_host(e, c, px, py, pz);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,6 +101,15 @@ class World {
   std::uint64_t revision = 0;
   std::uint64_t seed = 1;  ///< random seed of the run
 
+  /// Numbers the daughters of divisions (add_daughters_host): given the mothers' stable ids, one per new
+  /// cell in row order, writes the new cells' ids into `ids` (same length) and advances next_cell_id past
+  /// every id it handed out. Empty (one rank): next_cell_id onwards, in row order. A decomposed run installs
+  /// domain::number_daughters_globally, which numbers all ranks' daughters as one rank would; it is
+  /// collective, so a hook that divides calls add_daughters_host on every rank each time, with no mothers
+  /// too.
+  std::function<void(World&, const std::vector<std::int64_t>& mother_ids, std::vector<std::int64_t>& ids)>
+      daughter_ids;
+
   // ---- host-side structure edits (inside hooks, on host mirrors; finish with commit()) ----
 
   /// Appends a cell on the host mirror with a fresh stable id; returns its dense index.
@@ -108,6 +118,11 @@ class World {
   /// same as `n` calls of add_cell_host(); returns the dense index of the first. For hooks that give
   /// daughters their rows by prefix sum and fill them in parallel.
   std::size_t add_cells_host(std::size_t n);
+  /// Appends one new cell per entry of `mothers` (their dense indices) on the host mirror, numbered by
+  /// daughter_ids (by default as add_cells_host does); returns the dense index of the first. The cells'
+  /// other columns are zero (split_cell fills them). Collective in a decomposed run (daughter_ids).
+  /// @throws what daughter_ids throws (std::invalid_argument for a mother listed twice, in a decomposed run).
+  std::size_t add_daughters_host(const std::vector<std::int32_t>& mothers);
   /// Appends one element of cell `c` at (x, y, z) on the host mirror (wrapped into the box; other columns
   /// of the new row are zero); returns its dense index. The cell's first/count and the element order are
   /// fixed up by compact_host()/commit().

@@ -132,4 +132,32 @@ MigrationCounts gather_to_root(Communicator& comm, World& world) {
   return migrate_cells(comm, world, std::vector<int>(world.cells.size(), 0));
 }
 
+void number_daughters_globally(Communicator& comm, World& world) {
+  std::int64_t next = world.next_cell_id;
+  for (std::size_t c = 0; c < world.cells.size(); ++c) next = std::max(next, world.cell_id.host(c) + 1);
+  world.next_cell_id = comm.max(next);
+  world.daughter_ids = [&comm](World& w, const std::vector<std::int64_t>& mothers,
+                               std::vector<std::int64_t>& ids) {
+    Bytes mine(mothers.size() * sizeof(std::int64_t));
+    if (!mothers.empty()) std::memcpy(mine.data(), mothers.data(), mine.size());
+    const std::vector<Bytes> received =
+        comm.all_to_all(std::vector<Bytes>(static_cast<std::size_t>(comm.size()), mine));
+    std::vector<std::int64_t> all;
+    for (const Bytes& b : received) {
+      const std::size_t n = b.size() / sizeof(std::int64_t);
+      const std::size_t at = all.size();
+      all.resize(at + n);
+      if (n > 0) std::memcpy(all.data() + at, b.data(), n * sizeof(std::int64_t));
+    }
+    std::sort(all.begin(), all.end());
+    if (std::adjacent_find(all.begin(), all.end()) != all.end())
+      throw std::invalid_argument(
+          "number_daughters_globally: a mother has two daughters in one division round");
+    ids.resize(mothers.size());
+    for (std::size_t k = 0; k < mothers.size(); ++k)
+      ids[k] = w.next_cell_id + (std::lower_bound(all.begin(), all.end(), mothers[k]) - all.begin());
+    w.next_cell_id += static_cast<std::int64_t>(all.size());
+  };
+}
+
 }  // namespace tissue::domain

@@ -52,4 +52,16 @@ MigrationCounts migrate_to_owners(const Decomposition& decomposition, Communicat
 /// @throws as migrate_cells().
 MigrationCounts gather_to_root(Communicator& comm, World& world);
 
+/// Makes `world` number the daughters of divisions as a one-rank run numbers them (World::daughter_ids):
+/// in a division round the mothers of all ranks are put in ascending id order, and the k-th one's daughter
+/// gets next_cell_id + k; every rank's next_cell_id then advances by the round's daughters. A one-rank world
+/// keeps its cells in ascending id order, and its hooks (lifecycle::grow_and_divide) append the daughters in
+/// their mothers' row order, which is this order: the ids, and the random draws keyed by them (a daughter's
+/// cell-cycle clock), do not depend on the rank count. First sets next_cell_id to the largest over the ranks
+/// of next_cell_id and of the cells' ids + 1 (host mirror).
+/// Collective now and at every division round (World::add_daughters_host, with one all-to-all). `comm` is
+/// kept by reference: the world must not use its daughter_ids after comm is gone.
+/// @throws std::invalid_argument (from a round) if a mother has two daughters in one round.
+void number_daughters_globally(Communicator& comm, World& world);
+
 }  // namespace tissue::domain

@@ -233,9 +233,13 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   std::vector<std::int32_t> mothers;
   for (std::size_t c = 0; c < n; ++c)
     if (w.count.host(c) + grows[c] >= p.division_elements) mothers.push_back(static_cast<std::int32_t>(c));
-  if (mothers.empty()) return;
+  if (mothers.empty()) {
+    w.add_daughters_host(
+        mothers);  // none: collective where a decomposed run numbers them (World::daughter_ids)
+    return;
+  }
   w.compact_host();  // contiguous element ranges again, now including the new elements
-  const std::size_t d0 = w.add_cells_host(mothers.size());
+  const std::size_t d0 = w.add_daughters_host(mothers);
   const DivisionColumns cols(w);
   TriangleIndex::View membrane;
   if (p.membrane) membrane = p.membrane->host_view();

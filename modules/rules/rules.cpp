@@ -579,25 +579,31 @@ void RuleEngine::apply(World& w, double dt) {
     membrane_view = membrane_->host_view();
     membrane = &membrane_view;
   }
-  for (std::size_t c = 0; c < n; ++c) {
-    if (!divides[c] || w.count.host(c) < 2) continue;
+  // the daughters' rows (and ids, World::add_daughters_host: collective in a decomposed run, so called with
+  // no mothers too) in the mothers' order, then one split each
+  std::vector<std::int32_t> mothers;
+  for (std::size_t c = 0; c < n; ++c)
+    if (divides[c] && w.count.host(c) >= 2) mothers.push_back(static_cast<std::int32_t>(c));
+  const std::size_t d0 = w.add_daughters_host(mothers);
+  for (std::size_t k = 0; k < mothers.size(); ++k) {
+    const auto c = static_cast<std::size_t>(mothers[k]);
     const TypeRules& tr = spec_.by_type[static_cast<std::size_t>(type.host(c))];
     std::vector<float> before;
     if (species && !tr.halve_species)
       for (int s = 0; s < species->components(); ++s) before.push_back(species->host(c, s));
     lifecycle::DivisionOptions options;
     options.basal = tr.division == DivisionAxis::basal;
-    const std::int32_t d = lifecycle::divide_cell(w, static_cast<std::int32_t>(c), membrane, options);
-    const auto du = static_cast<std::size_t>(d);
+    const auto du = d0 + k;
+    lifecycle::split_cell(w, mothers[k], static_cast<std::int32_t>(du), membrane, options);
     if (!before.empty())
       for (int s = 0; s < species->components(); ++s) {
         species->host(c, s) = before[static_cast<std::size_t>(s)];
         species->host(du, s) = before[static_cast<std::size_t>(s)];
       }
-    for (const std::size_t k : {c, du}) {
-      birth.host(k) = w.step;
-      progress.host(k) = 0.0f;
-      w.flags.host(k) &= ~apoptotic;
+    for (const std::size_t r : {c, du}) {
+      birth.host(r) = w.step;
+      progress.host(r) = 0.0f;
+      w.flags.host(r) &= ~apoptotic;
     }
     if (motility) motility->host(du) = motility->host(c);
     if (chemotaxis) chemotaxis->host(du) = chemotaxis->host(c);

@@ -30,6 +30,7 @@
 #include "engine/io/checkpoint.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/gene_network_decomposed.hpp"
+#include "modules/lifecycle/lifecycle.hpp"
 #include "modules/sem/sem.hpp"
 #include "modules/sem/sem_decomposed.hpp"
 #include "modules/sem/sem_kernels.hpp"
@@ -805,6 +806,112 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
   CHECK(decomposed.rebuilds() >= 1);
   CHECK(decomposed.rebuilds() < static_cast<std::size_t>(steps) / 2);
   return crossed;
+}
+
+/// The lifecycle's columns and flag on a world (what install_lifecycle adds with a stochastic cycle), and the
+/// cells' clocks started when `start` (the rank that holds the seeded tissue).
+inline void add_lifecycle_columns(World& w, const lifecycle::LifecycleParams& life, bool start) {
+  w.flag_bit(lifecycle::kGrowingFlag);
+  w.cells.add_column<float>(lifecycle::kGrowthIntervalColumn);
+  w.cells.add_column<std::int64_t>(lifecycle::kNextGrowthColumn);
+  if (start)
+    for (std::size_t c = 0; c < w.cells.size(); ++c) lifecycle::start_cycle(w, c, life);
+  w.commit();
+}
+
+/// Cells of `part` that differ from the cell of the same id in `whole` (host mirrors; whole's cells are ids
+/// 0, 1, ... in row order): element count, flags or growth clock, or an id `whole` lacks.
+inline std::size_t cell_differences(World& part, World& whole) {
+  const auto& next_part = part.cells.column<std::int64_t>(lifecycle::kNextGrowthColumn);
+  const auto& next_whole = whole.cells.column<std::int64_t>(lifecycle::kNextGrowthColumn);
+  std::size_t differ = 0;
+  for (std::size_t c = 0; c < part.cells.size(); ++c) {
+    const std::int64_t id = part.cell_id.host(c);
+    if (id < 0 || static_cast<std::size_t>(id) >= whole.cells.size() ||
+        whole.cell_id.host(static_cast<std::size_t>(id)) != id) {
+      ++differ;
+      continue;
+    }
+    const auto b = static_cast<std::size_t>(id);
+    if (part.count.host(c) != whole.count.host(b) || part.flags.host(c) != whole.flags.host(b) ||
+        next_part.host(c) != next_whole.host(b))
+      ++differ;
+  }
+  return differ;
+}
+
+/// A decomposed SEM run with growth and divisions (lifecycle::grow_and_divide on each rank's cells every
+/// other step, a stochastic cycle whose clocks are drawn by cell id) against the one-rank run: the daughters
+/// get the ids one rank gives them (domain::number_daughters_globally), and every cell its elements, flags
+/// and clock, and every element its position, to the bit after every step. Returns the divisions, on this
+/// rank.
+inline std::size_t check_decomposed_divisions(domain::Communicator& comm, const domain::ProcessGrid& pg,
+                                              bool periodic_y, int steps) {
+  sem::SemParams params;
+  params.lanes = 1;
+  params.rebuild_every = 1;
+  lifecycle::LifecycleParams life;
+  life.growth_interval = 4;  // with cycle_cv: each cell's own interval, about 2 to 8 steps
+  life.cycle_cv = 0.5;
+  Box box;
+  box.lx = 16 * 0.45f;
+  box.ly = 7 * 0.45f;
+  box.periodic_y = periodic_y;
+  const double dt = 0.01;
+  World whole(box);
+  seed_sem_monolayer(whole, 16, 7);
+  const std::int32_t initial = whole.count.host(0);
+  life.division_elements = initial + 2;
+  add_lifecycle_columns(whole, life, true);
+  sem::SemSystem reference(params);
+
+  const domain::Decomposition d(pg, box, params.effective_inter_cutoff() + 0.4);
+  const int rank = comm.rank();
+  World w(box);
+  sem::DecomposedSem::add_columns(w);
+  if (rank == 0)
+    seed_sem_monolayer(w, 16, 7);
+  else
+    sem::add_sem_columns(w);
+  add_lifecycle_columns(w, life, rank == 0);
+  domain::migrate_to_owners(d, comm, w);
+  domain::number_daughters_globally(comm, w);
+  sem::DecomposedSem decomposed(params, d, comm);
+
+  std::size_t divisions = 0, mismatches = 0, cells_differ = 0;
+  for (int step = 0; step < steps; ++step) {
+    StepContext ctx;
+    ctx.step = step;
+    ctx.time = step * dt;
+    ctx.dt = dt;
+    reference.run(whole, ctx);
+    decomposed.step(w, ctx);
+    whole.download();
+    w.download();
+    if (step % 2 == 1) {
+      whole.step = w.step = step + 1;
+      const std::size_t before = w.cells.size();
+      lifecycle::grow_and_divide(whole, life);
+      lifecycle::grow_and_divide(w, life);
+      divisions += w.cells.size() - before;
+      whole.commit();
+      w.commit();
+    }
+    mismatches += position_differences(w, whole);
+    cells_differ += cell_differences(w, whole);
+  }
+  INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid, periodic y " << periodic_y << ": "
+               << mismatches << " element positions and " << cells_differ
+               << " cells differ from the one-rank "
+               << "run's over " << steps << " steps, " << divisions << " divisions here");
+  CHECK(mismatches == 0);
+  CHECK(cells_differ == 0);
+  CHECK(comm.sum(static_cast<std::int64_t>(w.cells.size())) == static_cast<std::int64_t>(whole.cells.size()));
+  CHECK(w.next_cell_id == whole.next_cell_id);
+  CHECK(comm.sum(static_cast<std::int64_t>(divisions)) ==
+        static_cast<std::int64_t>(whole.cells.size()) - 16 * 7);
+  CHECK(whole.cells.size() > 16 * 7 + 20);  // the run divided
+  return divisions;
 }
 
 /// The SEM setting of check_decomposed_checkpoint(): one lane, a build every step (bit-identical runs).

@@ -208,6 +208,18 @@ TEST_CASE("a decomposed SEM run with migration equals the undecomposed run to th
   if (comm.size() == 2 || comm.size() == 4) CHECK(comm.sum(crossed) > 0);
 }
 
+TEST_CASE("divisions over ranks give the daughters the ids, clocks and elements of the one-rank run",
+          "[domain][mpi]") {
+  MpiCommunicator comm;
+  std::int64_t divisions = 0;
+  for (const ProcessGrid& pg : test::process_grids(comm.size())) {
+    if (16 * 0.45 / pg.px < 1.2 || 7 * 0.45 / pg.py < 1.2) continue;  // as the SEM run above
+    divisions += static_cast<std::int64_t>(test::check_decomposed_divisions(comm, pg, true, 40));
+  }
+  // daughters born on more than one rank in the same rounds
+  if (comm.size() > 1) CHECK(comm.max(static_cast<std::int64_t>(divisions > 0 ? 1 : 0)) == 1);
+}
+
 TEST_CASE("a decomposed gene network equals the undecomposed network to the bit", "[domain][mpi]") {
   MpiCommunicator comm;
   std::int64_t ghosts = 0;

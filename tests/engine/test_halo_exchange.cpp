@@ -257,3 +257,24 @@ TEST_CASE("a decomposed SEM run on one rank equals the SEM's own run to the bit"
   SerialCommunicator comm;
   CHECK(test::check_decomposed_sem_run(comm, ProcessGrid{1, 1}, true, 20) == 0);
 }
+
+TEST_CASE("daughters numbered over the ranks get, on one rank, the ids the default numbering gives",
+          "[domain]") {
+  SerialCommunicator comm;
+  World plain(make_box(4.0f, 4.0f)), numbered(make_box(4.0f, 4.0f));
+  for (World* w : {&plain, &numbered}) w->add_cells_host(6);
+  numbered.next_cell_id = 3;  // stale, below the cells' ids: raised past them
+  plain.next_cell_id = 6;
+  domain::number_daughters_globally(comm, numbered);
+  CHECK(numbered.next_cell_id == 6);
+  const std::vector<std::int32_t> mothers{1, 4, 5};
+  const std::size_t a = plain.add_daughters_host(mothers), b = numbered.add_daughters_host(mothers);
+  REQUIRE(a == b);
+  for (std::size_t k = 0; k < mothers.size(); ++k)
+    CHECK(numbered.cell_id.host(b + k) == plain.cell_id.host(a + k));
+  CHECK(numbered.next_cell_id == 9);
+  CHECK(numbered.add_daughters_host({}) == 9);  // a round without divisions hands out nothing
+  CHECK(numbered.next_cell_id == 9);
+  // a mother twice in one round has no one-rank order
+  CHECK_THROWS_AS(numbered.add_daughters_host({2, 2}), std::invalid_argument);
+}
