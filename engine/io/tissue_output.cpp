@@ -10,10 +10,11 @@
 
 namespace tissue::io {
 
-TissueWriter::TissueWriter(std::filesystem::path dir, bool elements, bool cells)
+TissueWriter::TissueWriter(std::filesystem::path dir, bool elements, bool cells, OutputPiece piece)
     : dir_(std::move(dir)),
       elements_(elements),
       cells_(cells),
+      piece_(piece),
       element_series_(dir_ / "elements.pvd"),
       cell_series_(dir_ / "cells.pvd") {}
 
@@ -157,11 +158,9 @@ void TissueWriter::write(World& w) {
       arrays.push_back(VtkArray::generated<std::int32_t>(out.name, n_el, 1,
                                                          [&](std::size_t e) { return column.host(e); }));
     }
-    const std::string file = std::string("elements_") + tag + ".vtu";
-    element_series_.append(w.time, file);
     element_series_.set_view(
         SeriesView::points(color, color_range(arrays, color), radii[0], point_bounds(points)));
-    queue(dir_ / file, std::move(points), std::move(arrays), element_series_);
+    queue("elements", tag, std::move(points), std::move(arrays), element_series_, w.time);
   }
   if (cells_) {
     std::vector<float> points(3 * n_cells);
@@ -185,29 +184,44 @@ void TissueWriter::write(World& w) {
       });
       arrays.push_back(VtkArray::of(out.name, matching));
     }
-    const std::string file = std::string("cells_") + tag + ".vtu";
-    cell_series_.append(w.time, file);
     auto view = SeriesView::points(color, color_range(arrays, color), radii[1], point_bounds(points));
     view.visible = !elements_;  // the elements show the cells already
     cell_series_.set_view(std::move(view));
-    queue(dir_ / file, std::move(points), std::move(arrays), cell_series_);
+    queue("cells", tag, std::move(points), std::move(arrays), cell_series_, w.time);
   }
 }
 
-void TissueWriter::queue(std::filesystem::path file, std::vector<float> points, std::vector<VtkArray> arrays,
-                         const PvdSeries& series) {
+void TissueWriter::queue(const std::string& kind, const std::string& tag, std::vector<float> points,
+                         std::vector<VtkArray> arrays, PvdSeries& series, double time) {
+  const std::string base = kind + "_" + tag;
+  const bool pieces = piece_.ranks > 1;
+  const std::string index = base + (pieces ? ".pvtu" : ".vtu");
+  series.append(time, index);
   // std::function needs a copyable callable: the arrays travel behind a shared pointer
   struct Snapshot {
-    std::filesystem::path file, index;
+    std::filesystem::path file, pvtu, series;
+    std::vector<std::string> pieces;
     std::vector<float> points;
     std::vector<VtkArray> arrays;
     std::string index_xml;
   };
-  auto s = std::make_shared<Snapshot>(
-      Snapshot{std::move(file), series.path(), std::move(points), std::move(arrays), series.index_xml()});
+  auto s = std::make_shared<Snapshot>();
+  s->file = dir_ / (pieces ? base + "_" + std::to_string(piece_.rank) + ".vtu" : index);
+  if (piece_.rank == 0) {
+    s->series = series.path();
+    s->index_xml = series.index_xml();
+    if (pieces) {
+      s->pvtu = dir_ / index;
+      for (int r = 0; r < piece_.ranks; ++r) s->pieces.push_back(base + "_" + std::to_string(r) + ".vtu");
+    }
+  }
+  s->points = std::move(points);
+  s->arrays = std::move(arrays);
   background_.submit([s] {
     write_vtu_points(s->file, s->points, s->arrays);
-    write_file_atomic(s->index, s->index_xml);  // the index names the file only once it is complete
+    if (!s->pvtu.empty()) write_pvtu_points(s->pvtu, s->arrays, s->pieces);
+    // the index names the file only once it is complete
+    if (!s->series.empty()) write_file_atomic(s->series, s->index_xml);
   });
 }
 

@@ -18,14 +18,25 @@
 
 namespace tissue::io {
 
+/// Which piece of a decomposed run's output this rank writes (docs/multi_gpu.md): with ranks > 1 each rank
+/// writes its own cells and elements as <kind>_<step>_<rank>.vtu, and rank 0 also writes
+/// <kind>_<step>.pvtu, which names every rank's piece (ParaView opens it as one dataset), and the .pvd
+/// series, which names the .pvtu files. Rank 0 writes the index after its own piece; the others' pieces are
+/// on disk after their wait().
+struct OutputPiece {
+  int rank = 0;   ///< this rank
+  int ranks = 1;  ///< ranks writing pieces (1: one .vtu per snapshot, no .pvtu)
+};
+
 class TissueWriter final : public SnapshotWriter {
  public:
   /// @param dir       output directory (created by the caller before the first write)
   /// @param elements  write elements_<step>.vtu
   /// @param cells     write cells_<step>.vtu
+  /// @param piece     this rank's piece of a decomposed run's output (OutputPiece)
   /// @throws std::out_of_range at write() when a declared output names a column that does not exist or
   /// has another type.
-  TissueWriter(std::filesystem::path dir, bool elements = true, bool cells = true);
+  TissueWriter(std::filesystem::path dir, bool elements = true, bool cells = true, OutputPiece piece = {});
   /// Downloads the world, copies one snapshot's arrays at world.step/time and queues their writing on a
   /// host thread (the .vtu, then the .pvd index that names it). @throws the error of an earlier write.
   void write(World& world) override;
@@ -33,12 +44,14 @@ class TissueWriter final : public SnapshotWriter {
   std::vector<PvdSeries*> series() override { return {&element_series_, &cell_series_}; }
 
  private:
-  /// Queues the writing of one .vtu and then of `series`' index as it is now.
-  void queue(std::filesystem::path file, std::vector<float> points, std::vector<VtkArray> arrays,
-             const PvdSeries& series);
+  /// Queues the writing of one snapshot of `kind` ("elements", "cells") with tag `tag`: its .vtu (this rank's
+  /// piece), and where this rank writes them the .pvtu and `series`' index as it is now.
+  void queue(const std::string& kind, const std::string& tag, std::vector<float> points,
+             std::vector<VtkArray> arrays, PvdSeries& series, double time);
 
   std::filesystem::path dir_;
   bool elements_, cells_;
+  OutputPiece piece_;
   PvdSeries element_series_, cell_series_;
   BackgroundWriter background_;  ///< last: waits for the queued writes before the members above go
 };

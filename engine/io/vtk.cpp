@@ -211,6 +211,23 @@ void write_vtu_points(const std::filesystem::path& path, const std::vector<float
             [](std::uint64_t i) { return static_cast<std::int64_t>(i); });
 }
 
+void write_pvtu_points(const std::filesystem::path& path, const std::vector<VtkArray>& arrays,
+                       const std::vector<std::string>& pieces) {
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"PUnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+         "header_type=\"UInt64\">\n"
+      << "  <PUnstructuredGrid GhostLevel=\"0\">\n    <PPointData>\n";
+  for (const auto& a : arrays)
+    xml << "      <PDataArray type=\"" << a.type << "\" Name=\"" << xml_escape(a.name)
+        << "\" NumberOfComponents=\"" << a.components << "\"/>\n";
+  xml << "    </PPointData>\n    <PPoints>\n      <PDataArray type=\"Float32\" NumberOfComponents=\"3\"/>\n"
+      << "    </PPoints>\n";
+  for (const auto& piece : pieces) xml << "    <Piece Source=\"" << xml_escape(piece) << "\"/>\n";
+  xml << "  </PUnstructuredGrid>\n</VTKFile>\n";
+  write_file_atomic(path, xml.str());
+}
+
 void write_vtu_triangles(const std::filesystem::path& path, const std::vector<float>& points,
                          const std::vector<std::int32_t>& triangles, const std::vector<VtkArray>& arrays) {
   if (triangles.size() % 3 != 0) throw std::invalid_argument("triangles must hold 3 point indices each");

@@ -105,6 +105,14 @@ struct VtkArray {
 void write_vtu_points(const std::filesystem::path& path, const std::vector<float>& points,
                       const std::vector<VtkArray>& arrays);
 
+/// Writes the .pvtu index of a point cloud written in pieces (one .vtu per rank of a decomposed run, each by
+/// write_vtu_points() with the same arrays): ParaView and VTK's readers open it as one dataset.
+/// @param arrays  the pieces' arrays, for their names, types and components (their values are not read)
+/// @param pieces  the pieces' files, relative to the .pvtu's directory, in rank order
+/// @throws std::runtime_error on I/O failure.
+void write_pvtu_points(const std::filesystem::path& path, const std::vector<VtkArray>& arrays,
+                       const std::vector<std::string>& pieces);
+
 /// Writes a triangle mesh as an unstructured grid of VTK_TRIANGLE cells with per-point data.
 /// @param triangles  3 point indices per triangle
 /// @throws std::invalid_argument on inconsistent sizes or indices, std::runtime_error on I/O failure.

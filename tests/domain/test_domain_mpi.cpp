@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "engine/domain/mpi_communicator.hpp"
+#include "engine/io/tissue_output.hpp"
 #include "tests/domain/domain_checks.hpp"
+#include "tests/vtk_read.hpp"
 
 using namespace tissue;
 using test::make_box;
@@ -218,6 +220,72 @@ TEST_CASE("divisions over ranks give the daughters the ids, clocks and elements 
   }
   // daughters born on more than one rank in the same rounds
   if (comm.size() > 1) CHECK(comm.max(static_cast<std::int64_t>(divisions > 0 ? 1 : 0)) == 1);
+}
+
+TEST_CASE("a decomposed run's snapshot is one piece per rank and a .pvtu that names them all",
+          "[domain][mpi]") {
+  MpiCommunicator comm;
+  const int rank = comm.rank(), ranks = comm.size();
+  // kept where CTest says (the 2-rank run's, for ParaView: cpu.domain_mpi.paraview_pieces)
+  const char* keep = std::getenv("TISSUE_DOMAIN_PIECES_DIR");
+  const std::filesystem::path dir =
+      (keep != nullptr ? std::filesystem::path(keep)
+                       : std::filesystem::temp_directory_path() / "tissue_domain_pieces") /
+      ("np" + std::to_string(ranks));
+  if (rank == 0) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+  }
+  comm.max(0.0);  // the directory exists for every rank
+  Box box;
+  box.lx = 16 * 0.45f;
+  box.ly = 7 * 0.45f;
+  World w(box);
+  if (rank == 0)
+    test::seed_sem_monolayer(w, 16, 7);
+  else
+    sem::add_sem_columns(w);
+  const domain::Decomposition d(domain::choose_process_grid(ranks, box, 1.0), box, 1.0);
+  domain::migrate_to_owners(d, comm, w);
+  w.step = 7;
+  {
+    io::TissueWriter writer(dir, true, true, io::OutputPiece{rank, ranks});
+    writer.write(w);
+    writer.wait();
+  }
+  comm.max(0.0);  // every piece is on disk
+  // this rank's pieces hold its cells and elements, in its rows' order
+  const std::string piece = ranks > 1 ? "_" + std::to_string(rank) : std::string();
+  const std::string cells = test::slurp(dir / ("cells_000000007" + piece + ".vtu"));
+  const std::string elements = test::slurp(dir / ("elements_000000007" + piece + ".vtu"));
+  std::vector<std::int64_t> cell_ids(w.cells.size()), element_cells(w.elements.size());
+  for (std::size_t c = 0; c < w.cells.size(); ++c) cell_ids[c] = w.cell_id.host(c);
+  for (std::size_t e = 0; e < w.elements.size(); ++e)
+    element_cells[e] = w.cell_id.host(static_cast<std::size_t>(w.cell.host(e)));
+  CHECK(test::vtu_array<std::int64_t>(cells, "cell_id") == cell_ids);
+  CHECK(test::vtu_array<std::int64_t>(elements, "cell_id") == element_cells);
+  CHECK(cells.find("NumberOfPoints=\"" + std::to_string(w.cells.size()) + "\"") != std::string::npos);
+  CHECK(comm.sum(static_cast<std::int64_t>(w.cells.size())) == 16 * 7);
+  if (rank == 0 && ranks > 1) {
+    // the .pvtu names every rank's piece and declares the pieces' arrays; the series names the .pvtu
+    for (const std::string kind : {"cells", "elements"}) {
+      const std::string pvtu = test::slurp(dir / (kind + "_000000007.pvtu"));
+      std::vector<std::string> pieces;
+      for (int r = 0; r < ranks; ++r) pieces.push_back(kind + "_000000007_" + std::to_string(r) + ".vtu");
+      CHECK(test::all_matches(pvtu, "Source=\"([^\"]*)\"") == pieces);
+      const std::string& own = kind == "cells" ? cells : elements;
+      const std::size_t from = own.find("<PointData>"), to = own.find("</PointData>");
+      REQUIRE(to != std::string::npos);
+      const std::vector<std::string> names =
+          test::all_matches(own.substr(from, to - from), "<DataArray type=\"\\w+\" Name=\"([^\"]*)\"");
+      REQUIRE_FALSE(names.empty());
+      CHECK(names.front() == "cell_id");
+      CHECK(test::all_matches(pvtu, "<PDataArray type=\"\\w+\" Name=\"([^\"]*)\"") == names);
+      CHECK(test::slurp(dir / (kind + ".pvd")).find(kind + "_000000007.pvtu") != std::string::npos);
+    }
+  }
+  comm.max(0.0);
+  if (rank == 0 && keep == nullptr) std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a decomposed gene network equals the undecomposed network to the bit", "[domain][mpi]") {

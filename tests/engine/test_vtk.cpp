@@ -18,42 +18,19 @@
 
 #include "engine/io/background_writer.hpp"
 #include "engine/io/vtk.hpp"
+#include "tests/vtk_read.hpp"
 
 using namespace tissue;
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test::from_base64;
+using test::slurp;
 fs::path temp_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("tissue_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
-}
-}  // namespace
-
-namespace {
-/// Independent RFC 4648 decoder.
-std::vector<unsigned char> from_base64(const std::string& text) {
-  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::vector<unsigned char> out;
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  for (char ch : text) {
-    if (ch == '=') break;
-    buffer = (buffer << 6) | static_cast<std::uint32_t>(alphabet.find(ch));
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<unsigned char>((buffer >> bits) & 0xFF));
-    }
-  }
-  return out;
 }
 }  // namespace
 
@@ -171,5 +148,21 @@ TEST_CASE("a series entry appended before its file is written is dropped on rest
   CHECK(dropped[0] == "cells_1.vtu");
   REQUIRE(s.entries().size() == 1);
   CHECK(s.entries()[0].second == "cells_0.vtu");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a .pvtu names its pieces and declares their arrays", "[vtk]") {
+  const auto dir = temp_dir("pvtu");
+  const std::vector<std::int64_t> ids{10, 11};
+  const std::vector<float> v{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+  io::write_pvtu_points(dir / "p.pvtu", {io::VtkArray::of("id", ids), io::VtkArray::of("v&w", v, 3)},
+                        {"p_0.vtu", "p_1.vtu"});
+  const std::string s = slurp(dir / "p.pvtu");
+  CHECK(s.find("type=\"PUnstructuredGrid\"") != std::string::npos);
+  CHECK(test::all_matches(s, "Source=\"([^\"]*)\"") == std::vector<std::string>{"p_0.vtu", "p_1.vtu"});
+  CHECK(test::all_matches(s, "<PDataArray type=\"(\\w+)\" Name") ==
+        std::vector<std::string>{"Int64", "Float32"});
+  CHECK(test::all_matches(s, "Name=\"([^\"]*)\"") == std::vector<std::string>{"id", "v&amp;w"});
+  CHECK(s.find("Name=\"v&amp;w\" NumberOfComponents=\"3\"") != std::string::npos);
   fs::remove_all(dir);
 }
