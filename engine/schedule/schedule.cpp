@@ -48,6 +48,17 @@ void Schedule::set_cadence(const std::string& name, int every, int substeps) {
                               "' in the schedule (systems: " + join(system_names()) + ")");
 }
 
+void Schedule::replace(const std::string& name, std::unique_ptr<System> system) {
+  for (auto& e : systems_) {
+    if (e.system->name() != name) continue;
+    e.system = std::move(system);
+    graphs_.clear();
+    return;
+  }
+  throw std::invalid_argument("no system named '" + name +
+                              "' in the schedule (systems: " + join(system_names()) + ")");
+}
+
 void Schedule::check_step_lengths(double dt) const {
   for (const auto& e : systems_) e.system->check_step_length(dt * e.every / e.substeps);
 }
@@ -100,8 +111,8 @@ void Schedule::restore_states(World& world, const SystemStates& states) {
     const auto it = std::find_if(systems_.begin(), systems_.end(),
                                  [&](const SystemEntry& e) { return e.system->name() == name; });
     if (it == systems_.end())
-      throw InputError("state of a system '" + name + "', which this model does not have (systems: " +
-                       join(system_names()) + ")");
+      throw InputError("state of a system '" + name +
+                       "', which this model does not have (systems: " + join(system_names()) + ")");
     it->system->restore_state(world, states[k].second);
   }
 }

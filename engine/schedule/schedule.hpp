@@ -95,6 +95,10 @@ class Schedule {
   /// Changes the cadence of the system named `name` (see add()).
   /// @throws std::invalid_argument for an unknown name, every < 1 or substeps < 1.
   void set_cadence(const std::string& name, int every, int substeps);
+  /// Puts `system` in the place (and cadence) of the system named `name`: a decomposed run swaps a module's
+  /// system for its decomposed form. Recorded step graphs are dropped.
+  /// @throws std::invalid_argument for an unknown name.
+  void replace(const std::string& name, std::unique_ptr<System> system);
   /// Calls every system's check_step_length() with its own step length for a schedule step of dt.
   void check_step_lengths(double dt) const;
   /// Checks the step order against the systems' declarations: for systems i before j in the step, i may not

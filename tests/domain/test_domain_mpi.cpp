@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "engine/domain/mpi_communicator.hpp"
+#include "engine/io/scenario.hpp"
 #include "engine/io/tissue_output.hpp"
+#include "modules/builtin_modules.hpp"
+#include "modules/decomposed/decomposed_simulation.hpp"
 #include "tests/domain/domain_checks.hpp"
 #include "tests/vtk_read.hpp"
 
@@ -286,6 +289,73 @@ TEST_CASE("a decomposed run's snapshot is one piece per rank and a .pvtu that na
   }
   comm.max(0.0);
   if (rank == 0 && keep == nullptr) std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("an epidermis composed from a scenario and stepped over ranks equals its one-rank run",
+          "[domain][mpi]") {
+  // the epidermis preset (sem, cell_centres, gene_network, lifecycle, stratification) with growth every 10
+  // steps and divisions at 22 elements: 72 cells divide within the 100 steps
+  const std::string text = R"(
+[simulation]
+model = "epidermis"
+dt = 0.01
+steps = 100
+seed = 7
+[initial]
+cells_x = 12
+cells_y = 6
+elements_per_cell = 20
+adhesive_elements = 10
+spacing = 0.6
+cell_radius = 0.3
+[sem]
+rebuild_every = 1
+[lifecycle]
+growth_interval = 10
+division_elements = 22
+delta_threshold = 140.0
+)";
+  MpiCommunicator comm;
+  auto reference = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
+  auto decomposed = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
+  // the one-rank run in the setting a decomposed run takes (decompose_simulation): one lane each
+  for (std::size_t i = 0; i < reference->schedule.system_count(); ++i) {
+    System& s = reference->schedule.system(i);
+    if (auto* sem_system = dynamic_cast<sem::SemSystem*>(&s)) {
+      sem::SemParams p = sem_system->params();
+      p.lanes = 1;
+      reference->schedule.replace("sem", std::make_unique<sem::SemSystem>(p));
+    } else if (auto* network = dynamic_cast<grn::GeneNetworkSystem*>(&s)) {
+      grn::GeneNetworkParams p = network->params();
+      p.lanes = 1;
+      reference->schedule.replace("gene_network", std::make_unique<grn::GeneNetworkSystem>(p));
+    }
+  }
+  const auto decomposition = decompose_simulation(*decomposed, comm);
+  World& whole = *reference->world;
+  World& part = *decomposed->world;
+  std::size_t mismatches = 0, species_differ = 0;
+  for (std::int64_t k = 0; k < reference->steps; ++k) {
+    reference->schedule.step(whole, reference->dt);
+    decomposed->schedule.step(part, decomposed->dt);
+    whole.download();
+    part.download();
+    mismatches += test::position_differences(part, whole);
+    const auto& a = part.cells.column<float>("species");
+    const auto& b = whole.cells.column<float>("species");
+    for (std::size_t c = 0; c < part.cells.size(); ++c)
+      for (int sp = 0; sp < a.components(); ++sp)
+        if (a.host(c, sp) != b.host(static_cast<std::size_t>(part.cell_id.host(c)), sp)) ++species_differ;
+  }
+  INFO("rank " << comm.rank() << " of " << comm.size() << " (" << decomposition->grid().px << " x "
+               << decomposition->grid().py << "): " << mismatches << " positions and " << species_differ
+               << " species values differ over " << reference->steps << " steps");
+  CHECK(mismatches == 0);
+  CHECK(species_differ == 0);
+  CHECK(comm.sum(static_cast<std::int64_t>(part.cells.size())) ==
+        static_cast<std::int64_t>(whole.cells.size()));
+  CHECK(whole.cells.size() > 72 + 20);  // it divided
+  CHECK(part.step == whole.step);
 }
 
 TEST_CASE("a decomposed gene network equals the undecomposed network to the bit", "[domain][mpi]") {

@@ -1,0 +1,132 @@
+#include "modules/decomposed/decomposed_simulation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "engine/core/cell_centres.hpp"
+#include "engine/domain/migration.hpp"
+#include "modules/gene_network/gene_network.hpp"
+#include "modules/gene_network/gene_network_decomposed.hpp"
+#include "modules/sem/sem.hpp"
+#include "modules/sem/sem_decomposed.hpp"
+
+namespace tissue {
+
+namespace {
+
+/// System "sem" of a decomposed run: sem::DecomposedSem's step.
+class DecomposedSemSystem final : public System {
+ public:
+  DecomposedSemSystem(AccessList access, const sem::SemParams& params,
+                      std::shared_ptr<const domain::Decomposition> decomposition, domain::Communicator& comm,
+                      domain::DeviceTransport* transport)
+      : access_(std::move(access)),
+        decomposition_(std::move(decomposition)),
+        sem_(params, *decomposition_, comm, transport) {}
+  std::string name() const override { return "sem"; }
+  AccessList access() const override { return access_; }
+  void run(World& world, const StepContext& ctx) override { sem_.step(world, ctx); }
+
+ private:
+  AccessList access_;
+  std::shared_ptr<const domain::Decomposition> decomposition_;  ///< before sem_, which keeps a reference
+  sem::DecomposedSem sem_;
+};
+
+/// System "gene_network" of a decomposed run: grn::DecomposedGeneNetwork's step.
+class DecomposedGeneNetworkSystem final : public System {
+ public:
+  DecomposedGeneNetworkSystem(AccessList access, const grn::GeneNetworkParams& params,
+                              std::shared_ptr<const domain::Decomposition> decomposition,
+                              domain::Communicator& comm)
+      : access_(std::move(access)),
+        decomposition_(std::move(decomposition)),
+        network_(params, *decomposition_, comm) {}
+  std::string name() const override { return "gene_network"; }
+  AccessList access() const override { return access_; }
+  void run(World& world, const StepContext& ctx) override { network_.step(world, ctx); }
+
+ private:
+  AccessList access_;
+  std::shared_ptr<const domain::Decomposition> decomposition_;
+  grn::DecomposedGeneNetwork network_;
+};
+
+/// The largest x-y distance of an element from its cell's centre (host mirrors, minimum image) [length].
+double largest_cell_extent(World& w) {
+  update_cell_centres(w);
+  w.download();
+  double largest = 0.0;
+  for (std::size_t c = 0; c < w.cells.size(); ++c)
+    for (std::int32_t k = 0; k < w.count.host(c); ++k) {
+      const auto e = static_cast<std::size_t>(w.first.host(c) + k);
+      const double dx = w.box.min_image_x(w.x.host(e) - w.cx.host(c));
+      const double dy = w.box.min_image_y(w.y.host(e) - w.cy.host(c));
+      largest = std::max(largest, std::sqrt(dx * dx + dy * dy));
+    }
+  return largest;
+}
+
+}  // namespace
+
+std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& sim, domain::Communicator& comm,
+                                                                  double skin,
+                                                                  domain::DeviceTransport* transport) {
+  World& w = *sim.world;
+  if (!w.fields.empty())
+    throw std::invalid_argument("a decomposed run cannot step the field '" + w.fields.front()->name() +
+                                "' yet: only the cells and their elements are decomposed");
+  const sem::SemSystem* sem_system = nullptr;
+  const grn::GeneNetworkSystem* network = nullptr;
+  for (std::size_t i = 0; i < sim.schedule.system_count(); ++i) {
+    System& s = sim.schedule.system(i);
+    if (s.name() == "sem" && (sem_system = dynamic_cast<const sem::SemSystem*>(&s)) != nullptr) continue;
+    if (s.name() == "gene_network" && (network = dynamic_cast<const grn::GeneNetworkSystem*>(&s)) != nullptr)
+      continue;
+    if (s.name() == "cell_centres") continue;
+    throw std::invalid_argument("a decomposed run cannot step the system '" + s.name() +
+                                "' yet (decomposed: sem, the built-in gene_network, cell_centres)");
+  }
+  if (sem_system == nullptr) throw std::invalid_argument("a decomposed run needs the system 'sem'");
+
+  // the halo: the SEM's cut-off plus twice the cells' extent (they grow), the network's neighbour distance
+  sem::SemParams sem_params = sem_system->params();
+  sem_params.lanes = 1;
+  sem_params.rebuild_every = 1;
+  double width = sem_params.effective_inter_cutoff() + 2.0 * largest_cell_extent(w);
+  grn::GeneNetworkParams network_params;
+  if (network != nullptr) {
+    network_params = network->params();
+    network_params.lanes = 1;
+    width = std::max(width, network_params.neighbour_distance);
+  }
+  width += skin;
+  auto decomposition = std::make_shared<const domain::Decomposition>(
+      domain::choose_process_grid(comm.size(), w.box, width), w.box, width);
+
+  // every rank composed the whole tissue: rank 0 keeps it and spreads it, the others start empty
+  sem::DecomposedSem::add_columns(w);
+  w.download();
+  if (comm.rank() != 0) {
+    for (std::size_t c = 0; c < w.cells.size(); ++c) w.flags.host(c) |= cell_flags::dead;
+    w.compact_host();
+  }
+  domain::migrate_to_owners(*decomposition, comm, w);
+  domain::number_daughters_globally(comm, w);
+
+  const AccessList sem_access = sem_system->access();
+  sim.schedule.replace(
+      "sem", std::make_unique<DecomposedSemSystem>(sem_access, sem_params, decomposition, comm, transport));
+  if (network != nullptr) {
+    const AccessList network_access = network->access();
+    sim.schedule.replace("gene_network", std::make_unique<DecomposedGeneNetworkSystem>(
+                                             network_access, network_params, decomposition, comm));
+  }
+  sim.schedule.set_step_graphs(false);
+  return decomposition;
+}
+
+}  // namespace tissue
