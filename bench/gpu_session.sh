@@ -48,13 +48,13 @@ if want tests; then
   start=$SECONDS
   # 8 tests at a time with 2 OpenMP threads each: all 16 cores, no oversubscription (OpenMP's spinning
   # threads made CPU-backend tests 500x slower with the default of 16 threads per test)
-  # the notebooks (notebook.*) need a Jupyter kernel, the view.pvsm tests ParaView and an X server, the SBML
-  # tests (cpu.sbml.*, CPU backend) Debian's libSBML Python bindings for Python 3.11: the image has none of
-  # them; CI runs them
+  # the notebooks (notebook.*) need a Jupyter kernel, the view.pvsm and .pvtu tests ParaView and an X server,
+  # the SBML tests (cpu.sbml.*, CPU backend) Debian's libSBML Python bindings for Python 3.11: the image has
+  # none of them; CI runs them
   # the MPI tests (ctest -L mpi) run the mpiexec the build machine found, /usr/bin/mpiexec: here the packed
   # OpenMPI's (bench/gpu_pack_mpi.sh), where there is one
   if [ ! -e /usr/bin/mpiexec ] && command -v mpirun >/dev/null; then ln -s "$(command -v mpirun)" /usr/bin/mpiexec; fi
-  OMP_NUM_THREADS=2 ctest --output-on-failure -j8 -E '^notebook[.]|^cli[.]paraview_state[.]|^cpu[.]sbml[.]' \
+  OMP_NUM_THREADS=2 ctest --output-on-failure -j8 -E '^notebook[.]|^cli[.]paraview_state[.]|^cpu[.]domain_mpi[.]paraview_pieces$|^cpu[.]sbml[.]' \
     > "$OUT/ctest.log" 2>&1
   rc=$?
   summary+=("tests: rc=$rc, $(grep -E 'tests passed' "$OUT/ctest.log"), $((SECONDS - start)) s")
