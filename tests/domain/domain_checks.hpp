@@ -729,6 +729,35 @@ inline std::size_t check_device_halo(domain::Communicator& comm, const domain::P
   return g;
 }
 
+/// The box of the 16 x 7 cell monolayers of the decomposed runs (seed_sem_monolayer(w, 16, 7): pitch 0.45),
+/// periodic in x, and in y when `periodic_y`.
+inline Box monolayer_box(bool periodic_y = true) {
+  Box box;
+  box.lx = 16 * 0.45f;
+  box.ly = 7 * 0.45f;
+  box.periodic_y = periodic_y;
+  return box;
+}
+
+/// A rank's world of a decomposed SEM run before the tissue is spread: the columns of sem::DecomposedSem and
+/// the SEM on every rank, the 16 x 7 monolayer seeded on rank 0 only.
+inline void seed_rank_monolayer(World& w, int rank) {
+  sem::DecomposedSem::add_columns(w);
+  if (rank == 0)
+    seed_sem_monolayer(w, 16, 7);
+  else
+    sem::add_sem_columns(w);
+}
+
+/// Step k of a run with time step dt.
+inline StepContext step_context(std::int64_t k, double dt) {
+  StepContext ctx;
+  ctx.step = k;
+  ctx.time = static_cast<double>(k) * dt;
+  ctx.dt = dt;
+  return ctx;
+}
+
 /// The elements of `part`'s cells whose positions differ from those of the same cell and slot in `whole`
 /// (host mirrors; whole's cells are ids 0, 1, ... in row order, as a seeded tissue's).
 inline std::size_t position_differences(const World& part, const World& whole) {
@@ -757,10 +786,7 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
   sem::SemParams params;  // the default z_extent: z bins capped by the element count
   params.lanes = 1;
   params.rebuild_every = 1;
-  Box box;
-  box.lx = 16 * 0.45f;
-  box.ly = 7 * 0.45f;
-  box.periodic_y = periodic_y;
+  const Box box = monolayer_box(periodic_y);
   const double dt = 0.01;
   World whole(box);
   seed_sem_monolayer(whole, 16, 7);
@@ -770,21 +796,14 @@ inline std::size_t check_decomposed_sem_run(domain::Communicator& comm, const do
   const domain::Decomposition d(pg, box, params.effective_inter_cutoff() + 0.4);
   const int rank = comm.rank();
   World w(box);
-  sem::DecomposedSem::add_columns(w);
-  if (rank == 0)
-    seed_sem_monolayer(w, 16, 7);
-  else
-    sem::add_sem_columns(w);
+  seed_rank_monolayer(w, rank);
   domain::migrate_to_owners(d, comm, w);
   sem::DecomposedSem decomposed(params, d, comm);
 
   std::size_t crossed = 0, mismatches = 0;
   std::vector<std::int64_t> before;
   for (int step = 0; step < steps; ++step) {
-    StepContext ctx;
-    ctx.step = step;
-    ctx.time = step * dt;
-    ctx.dt = dt;
+    const StepContext ctx = step_context(step, dt);
     reference.run(whole, ctx);
     before.assign(w.cell_id.host_data().begin(),
                   w.cell_id.host_data().begin() + static_cast<std::ptrdiff_t>(w.cells.size()));
@@ -853,10 +872,7 @@ inline std::size_t check_decomposed_divisions(domain::Communicator& comm, const 
   lifecycle::LifecycleParams life;
   life.growth_interval = 4;  // with cycle_cv: each cell's own interval, about 2 to 8 steps
   life.cycle_cv = 0.5;
-  Box box;
-  box.lx = 16 * 0.45f;
-  box.ly = 7 * 0.45f;
-  box.periodic_y = periodic_y;
+  const Box box = monolayer_box(periodic_y);
   const double dt = 0.01;
   World whole(box);
   seed_sem_monolayer(whole, 16, 7);
@@ -868,11 +884,7 @@ inline std::size_t check_decomposed_divisions(domain::Communicator& comm, const 
   const domain::Decomposition d(pg, box, params.effective_inter_cutoff() + 0.4);
   const int rank = comm.rank();
   World w(box);
-  sem::DecomposedSem::add_columns(w);
-  if (rank == 0)
-    seed_sem_monolayer(w, 16, 7);
-  else
-    sem::add_sem_columns(w);
+  seed_rank_monolayer(w, rank);
   add_lifecycle_columns(w, life, rank == 0);
   domain::migrate_to_owners(d, comm, w);
   domain::number_daughters_globally(comm, w);
@@ -880,10 +892,7 @@ inline std::size_t check_decomposed_divisions(domain::Communicator& comm, const 
 
   std::size_t divisions = 0, mismatches = 0, cells_differ = 0;
   for (int step = 0; step < steps; ++step) {
-    StepContext ctx;
-    ctx.step = step;
-    ctx.time = step * dt;
-    ctx.dt = dt;
+    const StepContext ctx = step_context(step, dt);
     reference.run(whole, ctx);
     decomposed.step(w, ctx);
     whole.download();
@@ -922,14 +931,6 @@ inline sem::SemParams checkpoint_sem_params() {
   return params;
 }
 
-/// The 16 x 7 cell tissue of check_decomposed_sem_run() on its periodic box.
-inline Box checkpoint_box() {
-  Box box;
-  box.lx = 16 * 0.45f;
-  box.ly = 7 * 0.45f;
-  return box;
-}
-
 /// Positions of every element, by cell id and slot, equal between a world on rank 0 (its whole tissue) and
 /// the one-rank reference: the number of elements that differ (or -1 when the cells differ).
 inline long long differences_from(const World& got, World& reference) {
@@ -952,16 +953,10 @@ inline long long differences_from(const World& got, World& reference) {
 inline int check_decomposed_checkpoint(domain::Communicator& comm, const std::filesystem::path& dir,
                                        int steps) {
   const sem::SemParams params = checkpoint_sem_params();
-  const Box box = checkpoint_box();
+  const Box box = monolayer_box();
   const double dt = 0.01;
   const int rank = comm.rank();
-  const auto context = [&](std::int64_t k) {
-    StepContext ctx;
-    ctx.step = k;
-    ctx.time = static_cast<double>(k) * dt;
-    ctx.dt = dt;
-    return ctx;
-  };
+  const auto context = [&](std::int64_t k) { return step_context(k, dt); };
   // the one-rank reference at `steps` and 2 `steps`
   World reference(box), reference_half(box);
   seed_sem_monolayer(reference, 16, 7);
@@ -1072,10 +1067,7 @@ inline void seed_network_tissue(World& w) {
 /// ghost cells of the last step on this rank.
 inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, const domain::ProcessGrid& pg,
                                                  bool periodic_y, int steps) {
-  Box box;
-  box.lx = 16 * 0.45f;
-  box.ly = 7 * 0.45f;
-  box.periodic_y = periodic_y;
+  const Box box = monolayer_box(periodic_y);
   grn::GeneNetworkParams params;  // neighbours within 0.8: up to the third ring of cells
   // one lane: with more, the candidates are split among the lanes by their place in the sorted list, which
   // differs between a rank's merged cells and the whole tissue (float rounding)
@@ -1101,10 +1093,7 @@ inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, con
 
   std::size_t mismatches = 0, compared = 0;
   for (int step = 0; step < steps; ++step) {
-    StepContext ctx;
-    ctx.step = step;
-    ctx.time = step * dt;
-    ctx.dt = dt;
+    const StepContext ctx = step_context(step, dt);
     reference.run(whole, ctx);
     decomposed.step(w, ctx);
     whole.cells.download();

@@ -240,9 +240,7 @@ TEST_CASE("a decomposed run's snapshot is one piece per rank and a .pvtu that na
     std::filesystem::create_directories(dir);
   }
   comm.max(0.0);  // the directory exists for every rank
-  Box box;
-  box.lx = 16 * 0.45f;
-  box.ly = 7 * 0.45f;
+  const Box box = test::monolayer_box();
   World w(box);
   if (rank == 0)
     test::seed_sem_monolayer(w, 16, 7);
