@@ -174,7 +174,7 @@ void split_cell(World& w, std::int32_t c, std::int32_t d, const TriangleIndex::V
 
 std::int32_t divide_cell(World& w, std::int32_t c, const TriangleIndex::View* membrane,
                          DivisionOptions options) {
-  const std::int32_t daughter = w.add_cell_host();
+  const auto daughter = static_cast<std::int32_t>(w.add_daughters_host({c}));
   split_cell(w, c, daughter, membrane, options);
   return daughter;
 }
@@ -234,8 +234,8 @@ void grow_and_divide(World& w, const LifecycleParams& p) {
   for (std::size_t c = 0; c < n; ++c)
     if (w.count.host(c) + grows[c] >= p.division_elements) mothers.push_back(static_cast<std::int32_t>(c));
   if (mothers.empty()) {
-    w.add_daughters_host(
-        mothers);  // none: collective where a decomposed run numbers them (World::daughter_ids)
+    // none: still called, as it is collective where a decomposed run numbers them (World::daughter_ids)
+    w.add_daughters_host(mothers);
     return;
   }
   w.compact_host();  // contiguous element ranges again, now including the new elements

@@ -83,7 +83,8 @@ struct DivisionOptions {
 /// A cell with adhesive elements keeps all of them plus its lowest other elements up to half (along z, or
 /// along the normal of the closest triangle of `membrane`, a host view, when not null); the new cell gets
 /// the rest, as non-adhesive elements. A cell without splits across its principal axis. Both daughters get
-/// half of every species; the new one copies the mother's flags, cell type and centre.
+/// half of every species; the new one copies the mother's flags, cell type and centre. The daughter is
+/// numbered by World::add_daughters_host (collective in a decomposed run: hooks there divide a round at once).
 std::int32_t divide_cell(World& world, std::int32_t c, const TriangleIndex::View* membrane = nullptr,
                          DivisionOptions options = {});
 
