@@ -104,9 +104,10 @@ std::unique_ptr<Simulation> Composition::finish() {
   world();  // a scenario of modules without entity sets still steps a (empty) world
   if (derived_dt_ > 0.0) sim_->dt = derived_dt_;
   auto writers = writers_;
-  sim_->make_writer = [writers](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  sim_->make_writer = [writers](const std::filesystem::path& dir,
+                                const io::OutputPiece& piece) -> std::unique_ptr<SnapshotWriter> {
     std::vector<std::unique_ptr<SnapshotWriter>> parts;
-    for (const auto& make : writers) parts.push_back(make(dir));
+    for (const auto& make : writers) parts.push_back(make(dir, piece));
     if (parts.size() == 1) return std::move(parts.front());
     return std::make_unique<io::CompositeWriter>(std::move(parts));
   };

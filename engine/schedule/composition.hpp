@@ -25,8 +25,10 @@ namespace tissue {
 
 class Composition {
  public:
-  /// Creates a writer for an output directory (nothing is written before its first write()).
-  using WriterFactory = std::function<std::unique_ptr<SnapshotWriter>(const std::filesystem::path&)>;
+  /// Creates a writer for an output directory and this rank's piece of it (io::OutputPiece; a writer of a
+  /// model that is never decomposed ignores it); nothing is written before its first write().
+  using WriterFactory =
+      std::function<std::unique_ptr<SnapshotWriter>(const std::filesystem::path&, const io::OutputPiece&)>;
 
   /// @param root      the scenario's root table
   /// @param settings  the [simulation]/[output]/[checkpoint] settings every module shares

@@ -13,6 +13,7 @@
 
 #include "engine/core/world.hpp"
 #include "engine/exec/backend.hpp"
+#include "engine/io/output_piece.hpp"
 #include "engine/schedule/schedule.hpp"
 
 namespace tissue {
@@ -83,9 +84,11 @@ class Simulation {
   std::int64_t output_every = 1000;  ///< snapshot cadence [steps]; 0: first and last only
   std::int64_t check_every = 100;    ///< cadence of `check` [steps]; 0: only before each output
   CheckpointSettings checkpoint;
-  /// Creates the model's writer for an output directory; the writer writes nothing before its first
-  /// write(), so the directory need not exist yet.
-  std::function<std::unique_ptr<SnapshotWriter>(const std::filesystem::path&)> make_writer;
+  /// Creates the model's writer for an output directory and this rank's piece of it (one piece unless the
+  /// run is decomposed); the writer writes nothing before its first write(), so the directory need not
+  /// exist yet.
+  std::function<std::unique_ptr<SnapshotWriter>(const std::filesystem::path&, const io::OutputPiece&)>
+      make_writer;
   /// Model-specific summary of the current state (call World::download() first), multi-line text.
   std::function<std::string(World&)> summary;
   /// Cheap device-side check of the state; throws NumericalError naming what went wrong.

@@ -77,7 +77,8 @@ void create_signals(Composition& comp) {
   }
   if (comp.root().table("output").boolean("signal_grids", true) && !signals->fields.empty()) {
     const auto fields = signals->fields;
-    comp.add_writer([fields](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+    comp.add_writer([fields](const std::filesystem::path& dir,
+                             const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
       std::vector<std::unique_ptr<SnapshotWriter>> parts;
       for (auto* f : fields)
         parts.push_back(std::make_unique<io::GridWriter<float>>(dir, *f, io::GridOutputOptions{}));
@@ -117,8 +118,8 @@ void install_membrane_sampling(Composition& comp) {
     comp.offer_cell_input(column);
     w.add_output({TissueOutput::Kind::cell_column, column, column});
   }
-  comp.add_system(
-      std::make_unique<SurfaceSamplingSystem<float>>(*field, comp.find<const TriangleIndex>("membrane.index")));
+  comp.add_system(std::make_unique<SurfaceSamplingSystem<float>>(
+      *field, comp.find<const TriangleIndex>("membrane.index")));
 }
 
 }  // namespace

@@ -255,9 +255,10 @@ void install_conformal_willmore(Composition& comp) {
   }
   auto control_log = std::make_shared<StepControlLog>();
   comp.add_system(std::make_unique<ConformalWillmoreSystem>(*flow, step_control, control_log));
-  comp.add_writer([flow, obj](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
-    return std::make_unique<SurfaceWriter>(dir, *flow, obj);
-  });
+  comp.add_writer(
+      [flow, obj](const fs::path& dir, const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
+        return std::make_unique<SurfaceWriter>(dir, *flow, obj);
+      });
   comp.add_metric("willmore_energy", "Willmore energy of the surface (4 pi for a round sphere)",
                   [flow](World&) { return flow->measures().willmore; });
   comp.add_metric("area", "surface area [length^2]", [flow](World&) { return flow->measures().area; });

@@ -165,7 +165,8 @@ void install_typed(Composition& comp, const GraphFlowParams& params, const Initi
   auto system = std::make_unique<GraphFlowSystem<Real>>(solver);
   GraphFlowSystem<Real>* sys = system.get();
   comp.add_system(std::move(system));
-  comp.add_writer([&solver, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_writer([&solver, output](const std::filesystem::path& dir,
+                                    const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<GraphWriter<Real>>(dir, solver, output);
   });
   comp.add_summary([&solver, sys](World&) {

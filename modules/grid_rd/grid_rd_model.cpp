@@ -60,7 +60,8 @@ void install_typed(Composition& comp, const GridRdParams& params, const InitialS
       "rd", params.shape, std::vector<std::string>{"a", "b"}, params.geometry<Real>()));
   apply_initial_state(field, init, settings.seed);
   comp.add_system(std::make_unique<GridRdSystem<Real>>(params, field), params.steps_per_launch);
-  comp.add_writer([&field, output](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_writer([&field, output](const std::filesystem::path& dir,
+                                   const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
     return std::make_unique<io::GridWriter<Real>>(dir, field, output);
   });
   comp.add_summary([&field](World&) {

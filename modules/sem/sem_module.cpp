@@ -190,8 +190,9 @@ void create_tissue(Composition& comp) {
 
   const auto out = root.table("output");
   const bool elements = out.boolean("elements", true), cells = out.boolean("cells", true);
-  comp.add_writer([elements, cells](const std::filesystem::path& dir) -> std::unique_ptr<SnapshotWriter> {
-    return std::make_unique<io::TissueWriter>(dir, elements, cells);
+  comp.add_writer([elements, cells](const std::filesystem::path& dir,
+                                    const io::OutputPiece& piece) -> std::unique_ptr<SnapshotWriter> {
+    return std::make_unique<io::TissueWriter>(dir, elements, cells, piece);
   });
   comp.add_check([](World& world) { check_element_positions(world); });
   comp.add_description(

@@ -217,7 +217,7 @@ void install_typed(Composition& comp, std::shared_ptr<mesh::DeviceMesh> surface,
   SurfaceRdSystem<Real>* rd = system.get();
   comp.add_system(std::move(system), params.steps_per_launch);
   comp.set_derived_dt(dt);
-  comp.add_writer([&field](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+  comp.add_writer([&field](const fs::path& dir, const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
     return make_surface_writer(dir, field);
   });
   add_field_checks(comp, field, "surface_rd", "surface", "surface_rd.dt_factor", limits);
@@ -404,7 +404,8 @@ void install_membrane_rd(Composition& comp) {
   comp.add_system(std::make_unique<SurfaceRdSystem<float>>(params, *field, ops));
   add_field_checks(comp, *field, "membrane.rd", "membrane", "simulation.dt", limits);
   if (comp.root().table("output").boolean("membrane", true))
-    comp.add_writer([field](const fs::path& dir) { return make_surface_writer(dir, *field); });
+    comp.add_writer(
+        [field](const fs::path& dir, const io::OutputPiece&) { return make_surface_writer(dir, *field); });
   add_mean_metrics(comp, "membrane_mean_", *field);
   comp.add_summary([field](World&) {
     field->download();

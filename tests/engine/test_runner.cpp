@@ -61,7 +61,7 @@ void register_test_decay(ModuleRegistry& registry) {
           s.host(static_cast<std::size_t>(w.add_cell_host())) = static_cast<float>(initial);
         w.commit();
         w.add_output({TissueOutput::Kind::cell_column, "s", kColumn});
-        comp.add_writer([](const fs::path& dir) -> std::unique_ptr<SnapshotWriter> {
+        comp.add_writer([](const fs::path& dir, const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
           return std::make_unique<io::TissueWriter>(dir, false, true);
         });
         comp.add_check([](World& world) {

@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto scenario = tissue::io::Scenario::from_string(header.scenario_text, header.scenario_path);
     const auto sim = tissue::build_simulation(scenario);
     // the output series of the checkpoint's own directory, which a restart continues (nothing is written)
-    const auto writer = sim->make_writer(tissue::fuzz::scratch_dir() / "out");
+    const auto writer = sim->make_writer(tissue::fuzz::scratch_dir() / "out", {});
     tissue::io::read_checkpoint_state(checkpoint_path, *sim->world, writer->series());
   } catch (const tissue::InputError&) {
   }
