@@ -47,6 +47,11 @@ class ColumnBase {
     component_names_ = std::move(names);
   }
   std::size_t capacity() const { return capacity_; }
+  /// A transient column holds what a system derives and rebuilds by itself (a decomposed run's global ids
+  /// of merged rows, sem::DecomposedSem): checkpoints leave it out, so that a checkpoint holds the same
+  /// datasets whoever wrote it and restarts where the column does not exist. It still moves with its rows.
+  bool transient() const { return transient_; }
+  void set_transient(bool transient) { transient_ = transient; }
   /// Element type of the values.
   virtual ScalarType scalar_type() const = 0;
   /// The host mirror's bytes: components() * capacity() values of scalar_type(), component c of row i at
@@ -73,6 +78,7 @@ class ColumnBase {
 
  protected:
   std::string name_;
+  bool transient_ = false;
   int components_;
   std::size_t capacity_ = 0;
   std::vector<std::string> component_names_;

@@ -236,6 +236,7 @@ void write_tables(const Writer& w, hid_t file, World& world) {
     w.attribute(g.get(), "size", static_cast<std::int64_t>(table->size()));
     w.attribute(g.get(), "capacity", static_cast<std::int64_t>(table->capacity()));
     for (const auto& column : table->columns()) {
+      if (column->transient()) continue;  // rebuilt by its system
       const auto packed = pack_column(*column, table->size());
       w.dataset(g.get(), column->name(), column->scalar_type(),
                 column_dims(column->components(), table->size()), packed.data());
@@ -280,7 +281,7 @@ void write_view(const Writer& w, hid_t file, World& world) {
     }
     w.dataset(g.get(), "points", ScalarType::f32, {static_cast<hsize_t>(n), 3}, points.data());
     for (const auto& column : table->columns()) {
-      if (column->components() == 1) continue;
+      if (column->components() == 1 || column->transient()) continue;
       Handle cg = w.group(g.get(), column->name());
       const std::size_t size = size_of(column->scalar_type());
       const auto* host = static_cast<const unsigned char*>(column->host_bytes());
@@ -371,7 +372,8 @@ std::string xdmf_text(World& world, const std::string& h5_name, double time) {
     x << "      </Geometry>\n";
     for (const auto& column : table->columns()) {
       const std::string& name = column->name();
-      if (name == *prefix + "x" || name == *prefix + "y" || name == *prefix + "z") continue;
+      if (column->transient() || name == *prefix + "x" || name == *prefix + "y" || name == *prefix + "z")
+        continue;
       for (int c = 0; c < column->components(); ++c) {
         const std::string label = column->components() == 1 ? name : component_label(*column, c);
         x << "      <Attribute Name=\"" << xml_escape(label)
@@ -437,7 +439,8 @@ void write_systems(const Writer& w, hid_t file, const SystemStates& systems) {
   for (const auto& [name, state] : systems) {
     Handle g = w.group(root.get(), name);
     Handle integers = w.group(g.get(), "integers");
-    for (const auto& [key, value] : state.integers) w.dataset(integers.get(), key, ScalarType::i64, {1}, &value);
+    for (const auto& [key, value] : state.integers)
+      w.dataset(integers.get(), key, ScalarType::i64, {1}, &value);
     Handle arrays = w.group(g.get(), "arrays");
     for (const auto& [key, values] : state.arrays)
       w.dataset(arrays.get(), key, ScalarType::f32, {static_cast<hsize_t>(values.size())}, values.data());
@@ -631,6 +634,7 @@ void read_tables(const Reader& r, hid_t file, World& world) {
                "' that this model does not have (another model or version?)");
     std::vector<std::vector<unsigned char>> packed;
     for (const auto& column : table->columns()) {
+      if (column->transient()) continue;  // not in checkpoints: zero until its system rebuilds it
       const auto rows = static_cast<std::size_t>(size);
       packed.emplace_back(static_cast<std::size_t>(column->components()) * rows *
                           size_of(column->scalar_type()));
@@ -644,6 +648,10 @@ void read_tables(const Reader& r, hid_t file, World& world) {
     for (const auto& column : table->columns()) {
       const std::size_t value = size_of(column->scalar_type()), rows = table->size();
       auto* host = static_cast<unsigned char*>(column->host_bytes());
+      if (column->transient()) {
+        column->clear_host_rows(0, column->capacity());
+        continue;
+      }
       // an empty table's buffers may be null, which memcpy must not be given even for 0 bytes
       for (std::size_t c = 0; rows > 0 && c < static_cast<std::size_t>(column->components()); ++c)
         std::memcpy(host + c * column->capacity() * value, packed[k].data() + c * rows * value, rows * value);
@@ -815,7 +823,8 @@ CheckpointHeader read_checkpoint_header(const fs::path& path) {
   return h;
 }
 
-SystemStates read_checkpoint_state(const fs::path& path, World& world, const std::vector<PvdSeries*>& series) {
+SystemStates read_checkpoint_state(const fs::path& path, World& world,
+                                   const std::vector<PvdSeries*>& series) {
   const Reader r(path);
   Handle file = r.open();
   const hid_t f = file.get();

@@ -208,8 +208,9 @@ DecomposedSem::DecomposedSem(const SemParams& params, const domain::Decompositio
 DecomposedSem::~DecomposedSem() = default;
 
 void DecomposedSem::add_columns(World& world) {
-  world.elements.add_column<std::int64_t>(kCellIdColumn);
-  world.elements.add_column<std::int32_t>(kSlotColumn);
+  // derived at every rebuild: not checkpointed (a decomposed run's checkpoint restarts on one rank)
+  world.elements.add_column<std::int64_t>(kCellIdColumn).set_transient(true);
+  world.elements.add_column<std::int32_t>(kSlotColumn).set_transient(true);
 }
 
 void DecomposedSem::set_timing(bool on) {

@@ -86,7 +86,8 @@ class DecomposedSem {
   DecomposedSem& operator=(const DecomposedSem&) = delete;
 
   /// Adds what the exchange needs to a world with the SEM's columns: the elements' "cell_id" (int64) and
-  /// "slot" (int32) columns, filled at rebuilds. Call once, before the world is stepped.
+  /// "slot" (int32) columns, filled at rebuilds and transient (not in checkpoints). Call once, before the
+  /// world is stepped.
   static void add_columns(World& world);
 
   /// One RK2 step of the elements of the cells this rank owns (ctx.dt, ctx.step), after a rebuild where one
