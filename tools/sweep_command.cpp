@@ -17,6 +17,7 @@
 #include "engine/run/ensemble.hpp"
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
+#include "tools/decomposed_run.hpp"
 
 #if defined(TISSUE_HAVE_MPI)
 #include <mpi.h>
@@ -139,12 +140,6 @@ int write_slurm(const SweepOptions& o) {
 }
 
 #if defined(TISSUE_HAVE_MPI)
-
-bool launched_by_mpirun() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK"})
-    if (std::getenv(v)) return true;
-  return false;
-}
 
 constexpr int kTagRequest = 1, kTagAssign = 2, kTagDone = 3;
 

@@ -4,6 +4,7 @@
 //   tissue run SCENARIO [--backend cpu|cuda] [--steps N] [--out DIR] [--every N] [--overwrite]
 //              [--checkpoint-every N]
 //   tissue run [SCENARIO] --restart CHECKPOINT|RUN_DIR [--steps N] [--out DIR] ...
+//   mpirun -np N tissue run ...   (a build with MPI: one tissue over N ranks, docs/multi_gpu.md)
 //   tissue check SCENARIO
 //   tissue sweep SWEEP [--out DIR] [--backend cpu|cuda] [--concurrent K] [--retry-failed]
 //                [--task I --tasks T] [--slurm [--tasks T] [--slurm-option OPT]...]
@@ -36,6 +37,7 @@
 #include "engine/run/runner.hpp"
 #include "modules/builtin_modules.hpp"
 #include "modules/gene_network/network_export.hpp"
+#include "tools/decomposed_run.hpp"
 #include "tools/paraview_render.hpp"
 #include "tools/sweep_command.hpp"
 
@@ -44,6 +46,8 @@ using namespace tissue;
 namespace {
 
 int run(RunRequest request, const std::string& backend) {
+  // started by mpirun (or srun): one tissue over the ranks
+  if (tools::launched_by_mpirun()) return tools::run_decomposed(std::move(request), backend);
   select_backend(backend);
   request.progress_bar = ::isatty(STDERR_FILENO) != 0;
   Runner runner(builtin_modules(), std::move(request));
@@ -117,7 +121,10 @@ int main(int argc, char** argv) {
       "INT>=0");
   const auto not_empty = CLI::Validator(
       [](std::string& v) { return v.empty() ? std::string("must not be empty") : std::string(); }, "TEXT");
-  auto* run_cmd = app.add_subcommand("run", "run a scenario and write ParaView output");
+  auto* run_cmd = app.add_subcommand(
+      "run",
+      std::string("run a scenario and write ParaView output") +
+          (tools::decomposed_run_available() ? " (one tissue over MPI ranks when started by mpirun)" : ""));
   run_cmd->add_option("scenario", request.scenario,
                       "scenario file (TOML); with --restart optional, and then must be the checkpoint's");
   run_cmd

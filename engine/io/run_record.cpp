@@ -66,6 +66,7 @@ std::string record_text(RunRecord r, std::size_t size = 0) {
     j["backend"] = r.backend;
     j["device"] = r.device;
     j["host"] = r.host;
+    if (r.ranks > 1) j["ranks"] = {{"count", r.ranks}, {"process_grid", r.process_grid}};
     j["command"] = r.command;
     j["started"] = r.started;
     j["ended"] = r.ended.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.ended);
@@ -132,6 +133,10 @@ std::optional<RunRecord> RunRecord::read(const std::filesystem::path& dir) {
     r.backend = j.at("backend").get<std::string>();
     r.device = j.at("device").get<std::string>();
     r.host = j.at("host").get<std::string>();
+    if (const auto ranks = j.find("ranks"); ranks != j.end()) {
+      r.ranks = ranks->at("count").get<int>();
+      r.process_grid = ranks->at("process_grid").get<std::string>();
+    }
     r.command = j.at("command").get<std::vector<std::string>>();
     r.started = j.at("started").get<std::string>();
     r.ended = text(j.at("ended"));

@@ -29,6 +29,10 @@ struct RunRecord {
   std::vector<std::string> command;  ///< argv
   std::string engine_version, engine_revision, engine_backends;
   std::string model, backend, device, host;
+  /// Ranks of a decomposed run (mpirun -np N tissue run: one tissue over N ranks, docs/multi_gpu.md) and
+  /// their process grid ("2 x 1"); 1 and "" for a run on one rank (no "ranks" key in run.json).
+  int ranks = 1;
+  std::string process_grid;
   std::string started, ended;      ///< utc_now_iso8601(); `ended` empty while running
   std::string status = "running";  ///< "running", "completed", "failed" or "interrupted" (SIGINT/SIGTERM)
   int exit_code = -1;              ///< the process exit code once ended (README: exit codes)

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <sstream>
 
+#include "engine/domain/migration.hpp"
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
 #include "engine/exec/error.hpp"
@@ -88,6 +90,7 @@ void check_metric_names(const Simulation& sim, const std::vector<std::string>& n
 }
 
 int exit_code_for(const std::exception& e) {
+  if (const auto* failure = dynamic_cast<const RankFailure*>(&e)) return failure->exit_code();
   if (dynamic_cast<const InputError*>(&e)) return kExitBadInput;
   if (dynamic_cast<const NumericalError*>(&e)) return kExitNumerical;
   if (dynamic_cast<const BackendError*>(&e)) return kExitBackend;
@@ -122,6 +125,48 @@ Interrupted::Interrupted(int signo, std::int64_t step, const std::string& checkp
 
 Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std::move(request)) {
   started_ = now_seconds();
+  comm_ = request_.decomposed.comm;
+  if (comm_ != nullptr && !request_.decomposed.decompose)
+    throw std::invalid_argument("Runner: a decomposed run needs DecomposedRun::decompose");
+  if (!root()) {  // the log and the bar are rank 0's
+    request_.log = nullptr;
+    request_.progress_bar = false;
+  }
+  std::pair<fs::path, bool> prepared;
+  agreed([&] { prepared = prepare(modules); });
+  const bool same_dir = prepared.second;
+  // every rank composed (or read) the whole tissue: each keeps its part
+  if (comm_ != nullptr) agreed([&] { decomposition_ = request_.decomposed.decompose(*sim_, *comm_); });
+
+  Simulation& sim = *sim_;
+  start_step_ = sim.world->step;
+  record_.command = request_.command;
+  record_.set_scenario(header_.scenario_path, header_.scenario_text);
+  record_.engine_version = kVersion;
+  record_.engine_revision = kGitRevision;
+  record_.engine_backends = kBackends;
+  record_.model = sim.model;
+  record_.backend = header_.backend;
+  record_.device = exec::device_description();
+  record_.host = host_name();
+  if (decomposition_) {
+    record_.ranks = comm_->size();
+    record_.process_grid =
+        std::to_string(decomposition_->grid().px) + " x " + std::to_string(decomposition_->grid().py);
+  }
+  record_.started = io::utc_now_iso8601();
+  record_.steps_requested = end_step_;
+  record_.start_step = record_.steps_done = sim.world->step;
+  record_.restarted_from = restarted_from_;
+  record_.memory_estimate_host = sim.memory.host;
+  record_.memory_estimate_device = sim.memory.device;
+  // the other ranks write their pieces into the directory once rank 0 has made it
+  agreed([&] {
+    if (request_.write_output && root()) open_output(same_dir);
+  });
+}
+
+std::pair<fs::path, bool> Runner::prepare(const ModuleRegistry& modules) {
   const RunRequest& opt = request_;
   std::optional<io::Scenario> scenario;
   fs::path checkpoint;
@@ -187,25 +232,31 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
   std::error_code ec;
   const bool same_dir = opt.write_output && !run_dir.empty() && fs::equivalent(out_, run_dir, ec);
   if (opt.write_output) {
-    // checked now, so that nothing is written for invalid input; checked again under the lock
-    io::check_not_locked(out_);
-    if (!same_dir) {  // a restart continues its own directory
-      try {
-        io::check_output_directory(out_, opt.overwrite);
-      } catch (const InputError&) {
-        // a run that started into it since check_not_locked() (its lock and first files, written under a
-        // temporary name, are there): name that run rather than the files
-        io::check_not_locked(out_);
-        throw;
+    if (root()) {  // the directory is rank 0's
+      // checked now, so that nothing is written for invalid input; checked again under the lock
+      io::check_not_locked(out_);
+      if (!same_dir) {  // a restart continues its own directory
+        try {
+          io::check_output_directory(out_, opt.overwrite);
+        } catch (const InputError&) {
+          // a run that started into it since check_not_locked() (its lock and first files, written under a
+          // temporary name, are there): name that run rather than the files
+          io::check_not_locked(out_);
+          throw;
+        }
       }
     }
-    writer_ = sim.make_writer(out_);  // writes nothing yet
+    io::OutputPiece piece;
+    if (comm_ != nullptr) piece = {comm_->rank(), comm_->size()};
+    writer_ = sim.make_writer(out_, piece);  // writes nothing yet
   } else {
     out_.clear();
   }
   if (!checkpoint.empty()) {
+    // in a decomposed run every rank reads the whole tissue (decompose() keeps rank 0's), rank 0 the series
+    const bool series = same_dir && root();
     const SystemStates states = io::read_checkpoint_state(
-        checkpoint, *sim.world, same_dir ? writer_->series() : std::vector<io::PvdSeries*>{});
+        checkpoint, *sim.world, series ? writer_->series() : std::vector<io::PvdSeries*>{});
     try {
       sim.schedule.restore_states(*sim.world, states);
     } catch (const InputError& e) {
@@ -213,7 +264,7 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
     }
     // snapshots are written on a host thread: a run killed meanwhile left its checkpoint naming one that is
     // not on disk; the series goes on without it
-    if (same_dir)
+    if (series)
       for (io::PvdSeries* s : writer_->series())
         for (const std::string& file : s->drop_missing())
           if (request_.log != nullptr)
@@ -227,34 +278,73 @@ Runner::Runner(const ModuleRegistry& modules, RunRequest request) : request_(std
                        std::to_string(sim.world->step) + ", the run ends at step " +
                        std::to_string(end_step_) + ": nothing to do (--steps N sets a later end)");
   }
+  return {checkpoint, same_dir};
+}
 
-  start_step_ = sim.world->step;
-  if (opt.write_output) {
-    create_output_dir(out_);          // only now that all input is checked
-    lock_ = io::DirectoryLock(out_);  // until the Runner ends; refuses a second run into the directory
-    if (!same_dir) {
-      io::check_output_directory(out_, opt.overwrite);  // what another run may have left meanwhile
-      if (opt.overwrite) io::clear_run_outputs(out_);   // a previous run's files would mix with this one's
-    }
-    io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
+void Runner::open_output(bool same_dir) {
+  const RunRequest& opt = request_;
+  create_output_dir(out_);          // only now that all input is checked
+  lock_ = io::DirectoryLock(out_);  // until the Runner ends; refuses a second run into the directory
+  if (!same_dir) {
+    io::check_output_directory(out_, opt.overwrite);  // what another run may have left meanwhile
+    if (opt.overwrite) io::clear_run_outputs(out_);   // a previous run's files would mix with this one's
   }
+  io::remove_stale_temporaries(out_);  // what a killed run of this directory left half-written
+  record_.write(out_);                 // "running" until the run ends, however it ends
+}
 
-  record_.command = opt.command;
-  record_.set_scenario(header_.scenario_path, header_.scenario_text);
-  record_.engine_version = kVersion;
-  record_.engine_revision = kGitRevision;
-  record_.engine_backends = kBackends;
-  record_.model = sim.model;
-  record_.backend = header_.backend;
-  record_.device = exec::device_description();
-  record_.host = host_name();
-  record_.started = io::utc_now_iso8601();
-  record_.steps_requested = end_step_;
-  record_.start_step = record_.steps_done = sim.world->step;
-  record_.restarted_from = restarted_from_;
-  record_.memory_estimate_host = sim.memory.host;
-  record_.memory_estimate_device = sim.memory.device;
-  if (opt.write_output) record_.write(out_);  // "running" until the run ends, however it ends
+template <class Body>
+void Runner::agreed(Body&& body) {
+  if (comm_ == nullptr) {
+    body();
+    return;
+  }
+  int code = 0;
+  std::string message;
+  try {
+    body();
+  } catch (const std::exception& e) {
+    code = exit_code_for(e);
+    message = e.what();
+    if (code == kExitOk) code = kExitFailure;
+  }
+  if (comm_->max(static_cast<std::int64_t>(code != 0 ? 1 : 0)) == 0) return;
+  // every rank sends its code and message to every rank: the lowest failing rank's is the run's
+  domain::Bytes mine(sizeof code + message.size());
+  std::memcpy(mine.data(), &code, sizeof code);
+  std::memcpy(mine.data() + sizeof code, message.data(), message.size());
+  const std::vector<domain::Bytes> got =
+      comm_->all_to_all(std::vector<domain::Bytes>(static_cast<std::size_t>(comm_->size()), mine));
+  for (std::size_t r = 0; r < got.size(); ++r) {
+    int theirs = 0;
+    std::memcpy(&theirs, got[r].data(), sizeof theirs);
+    if (theirs == 0) continue;
+    const std::string text(reinterpret_cast<const char*>(got[r].data()) + sizeof theirs,
+                           got[r].size() - sizeof theirs);
+    throw RankFailure(theirs, r == 0 ? text : "rank " + std::to_string(r) + ": " + text);
+  }
+}
+
+template <class Body>
+void Runner::on_whole_tissue(Body&& body) {
+  World& w = *sim_->world;
+  if (comm_ == nullptr) {
+    body(w);
+    return;
+  }
+  exec::synchronize();
+  w.download();
+  domain::gather_to_root(*comm_, w);
+  std::exception_ptr error;
+  try {
+    agreed([&] {
+      if (root()) body(w);
+    });
+  } catch (...) {
+    error = std::current_exception();
+  }
+  domain::migrate_to_owners(*decomposition_, *comm_, w);  // back to their owners, in id order as before
+  if (error) std::rethrow_exception(error);
 }
 
 Runner::~Runner() = default;
@@ -266,9 +356,12 @@ std::string Runner::write_checkpoint(const char* status, const std::string& mess
   header_.dt = sim_->dt;
   exec::synchronize();
   const double start = now_seconds();
-  io::CheckpointSeries series(out_, sim_->checkpoint.keep);
-  std::string path =
-      series.write(*sim_->world, header_, writer_->series(), sim_->schedule.save_states(*sim_->world)).string();
+  std::string path;
+  // a decomposed run's checkpoint is the whole tissue in the one-rank format, written by rank 0
+  on_whole_tissue([&](World& w) {
+    io::CheckpointSeries series(out_, sim_->checkpoint.keep);
+    path = series.write(w, header_, writer_->series(), sim_->schedule.save_states(w)).string();
+  });
   checkpoint_seconds_ += now_seconds() - start;
   return path;
 }
@@ -292,8 +385,10 @@ void Runner::write_checkpoint_to(const fs::path& path) {
   header.status = "ok";
   header.message.clear();
   header.dt = sim_->dt;
-  io::write_checkpoint(path, *sim_->world, header, writer_ ? writer_->series() : std::vector<io::PvdSeries*>{},
-                       sim_->schedule.save_states(*sim_->world));
+  on_whole_tissue([&](World& w) {
+    io::write_checkpoint(path, w, header, writer_ ? writer_->series() : std::vector<io::PvdSeries*>{},
+                         sim_->schedule.save_states(w));
+  });
 }
 
 void Runner::finish(const char* status, int exit_code, const std::string& message) {
@@ -314,7 +409,7 @@ void Runner::finish(const char* status, int exit_code, const std::string& messag
       elements > 0 ? static_cast<double>(record_.memory_device_peak) / static_cast<double>(elements) : 0.0;
   record_.time_split = time_split(record_.wall_seconds);
   record_.hook_split = sim_->schedule.hook_split();
-  if (request_.write_output) record_.write(out_);
+  if (request_.write_output && root()) record_.write(out_);
 }
 
 std::vector<std::pair<std::string, double>> Runner::time_split(double wall_seconds) const {
@@ -339,7 +434,7 @@ int Runner::guarded(Body&& body) {
   } catch (const std::exception& e) {
     std::string failed_state;
     try {
-      if (dynamic_cast<const NumericalError*>(&e)) {  // keep the broken state for inspection
+      if (exit_code_for(e) == kExitNumerical) {  // keep the broken state for inspection
         record_.last_checkpoint = write_checkpoint("failed", e.what());
         failed_state = record_.last_checkpoint;
       }
@@ -349,8 +444,11 @@ int Runner::guarded(Body&& body) {
     }
     if (request_.progress_bar) std::fprintf(stderr, "\n");  // end the bar's line before the error's
     // one error line: where the failed state is goes into the message the command prints
-    if (!failed_state.empty())
-      throw NumericalError(std::string(e.what()) + " (the failed state is in " + failed_state + ")");
+    if (!failed_state.empty()) {
+      const std::string message = std::string(e.what()) + " (the failed state is in " + failed_state + ")";
+      if (dynamic_cast<const RankFailure*>(&e)) throw RankFailure(kExitNumerical, message);
+      throw NumericalError(message);
+    }
     throw;
   }
   return kExitOk;
@@ -396,6 +494,9 @@ void Runner::begin() {
     std::fprintf(log, "%s\nmodel %s, backend %s: %s\n%s\n", version_string().c_str(), sim.model.c_str(),
                  std::string(exec::to_string(exec::backend())).c_str(), exec::device_description().c_str(),
                  sim.description.c_str());
+    if (decomposition_)
+      std::fprintf(log, "one tissue over %d ranks: process grid %s, halo width %g (docs/multi_gpu.md)\n",
+                   record_.ranks, record_.process_grid.c_str(), decomposition_->halo_width());
     if (!restarted_from_.empty())
       std::fprintf(log, "restarting at step %lld (t = %g) from %s\n", static_cast<long long>(w.step), w.time,
                    restarted_from_.c_str());
@@ -407,7 +508,8 @@ void Runner::begin() {
   if (writer_) {
     write_snapshot();
     // view.pvsm, ParaView's view of the series just started; written once per directory (a restart keeps it)
-    if (!fs::exists(out_ / io::kParaviewStateFileName)) io::write_paraview_state(out_, writer_->series());
+    if (root() && !fs::exists(out_ / io::kParaviewStateFileName))
+      io::write_paraview_state(out_, writer_->series());
   }
   last_checkpoint_clock_ = now_seconds();
   if (request_.log != nullptr)
@@ -427,16 +529,23 @@ void Runner::advance(std::int64_t target) {
     record_.steps_done = step;
     if (progress_) progress_->update(step - start_step_);
     const bool check_due = sim.check_every > 0 && step % sim.check_every == 0;
-    if (step < end_step_ && check_due && sim.converged && sim.converged(w)) converged_at_ = step;
+    if (step < end_step_ && check_due && sim.converged) {
+      bool converged = sim.converged(w);
+      // a decomposed run converged when every rank's part did
+      if (comm_ != nullptr) converged = comm_->max(static_cast<std::int64_t>(converged ? 0 : 1)) == 0;
+      if (converged) converged_at_ = step;
+    }
     const bool last = step == end_step_ || converged_at_ == step;
     const bool output = last || (every_ > 0 && step % every_ == 0);
     if (sim.check && (output || check_due)) {
       exec::synchronize();
       const double start = now_seconds();
-      sim.check(w);
+      agreed([&] { sim.check(w); });  // a failure on one rank stops all of them here
       check_seconds_ += now_seconds() - start;
     }
-    const int signo = poll ? InterruptGuard::signal_received() : 0;
+    int signo = poll ? InterruptGuard::signal_received() : 0;
+    // mpirun passes a signal to every rank, each sees it after a step of its own: they stop at one step
+    if (comm_ != nullptr && poll) signo = static_cast<int>(comm_->max(static_cast<std::int64_t>(signo)));
     if (writer_ && (output || signo != 0)) write_snapshot();
     const double minutes = (now_seconds() - last_checkpoint_clock_) / 60.0;
     if (writer_ && (signo != 0 || (cp.every_steps > 0 && step % cp.every_steps == 0) ||
@@ -468,21 +577,25 @@ void Runner::conclude() {
   if (log != nullptr && converged_at_ > 0)
     std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at_));
   w.download();
-  if (request_.metrics) {
-    record_.metrics.clear();
-    for (const auto& m : sim.metrics) {
-      const auto& wanted = *request_.metrics;
-      if (wanted.empty() || std::find(wanted.begin(), wanted.end(), m.name) != wanted.end())
-        record_.metrics.emplace_back(m.name, m.measure(w));
-    }
-    if (!request_.metrics->empty())  // in the order asked for
-      std::sort(record_.metrics.begin(), record_.metrics.end(), [&](const auto& a, const auto& b) {
+  std::string summary;
+  // the metrics and the summary of the whole tissue: in a decomposed run gathered on rank 0
+  on_whole_tissue([&](World& whole) {
+    if (request_.metrics) {
+      record_.metrics.clear();
+      for (const auto& m : sim.metrics) {
         const auto& wanted = *request_.metrics;
-        return std::find(wanted.begin(), wanted.end(), a.first) <
-               std::find(wanted.begin(), wanted.end(), b.first);
-      });
-  }
-  const std::string summary = log != nullptr && sim.summary ? sim.summary(w) : "";
+        if (wanted.empty() || std::find(wanted.begin(), wanted.end(), m.name) != wanted.end())
+          record_.metrics.emplace_back(m.name, m.measure(whole));
+      }
+      if (!request_.metrics->empty())  // in the order asked for
+        std::sort(record_.metrics.begin(), record_.metrics.end(), [&](const auto& a, const auto& b) {
+          const auto& wanted = *request_.metrics;
+          return std::find(wanted.begin(), wanted.end(), a.first) <
+                 std::find(wanted.begin(), wanted.end(), b.first);
+        });
+    }
+    if (log != nullptr && sim.summary) summary = sim.summary(whole);
+  });
   summary_seconds_ += now_seconds() - summary_start;
   wait_for_output();
   if (log == nullptr) return;

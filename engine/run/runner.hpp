@@ -21,12 +21,15 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "engine/domain/communicator.hpp"
+#include "engine/domain/decomposition.hpp"
 #include "engine/io/checkpoint.hpp"
 #include "engine/io/run_directory.hpp"
 #include "engine/io/run_record.hpp"
@@ -46,7 +49,8 @@ enum ExitCode : int {
   kExitBackend = 4
 };
 
-/// The exit code for an exception: InputError 2, NumericalError 3, BackendError 4, anything else 1.
+/// The exit code for an exception: InputError 2, NumericalError 3, BackendError 4, RankFailure its own,
+/// anything else 1.
 int exit_code_for(const std::exception& e);
 
 /// @throws InputError naming the first of `names` that is not one of `sim`'s metrics (and listing those).
@@ -58,6 +62,38 @@ std::string version_string();
 /// Selects the compute backend by name ("cpu" or "cuda"); "" takes cuda when compiled in and a device is
 /// present, else cpu. @throws InputError for an unknown name, BackendError when the backend cannot start.
 void select_backend(const std::string& name);
+
+/// One tissue over several ranks (`mpirun -np N tissue run`, docs/multi_gpu.md). Every rank constructs a
+/// Runner with the same request and this set; the Runner then:
+/// - composes the whole tissue on every rank from the scenario (and reads the checkpoint on every rank, for a
+///   restart), and calls `decompose`, which makes it this rank's part (decompose_simulation in
+///   modules/decomposed: the cells spread, the systems replaced by their decomposed forms);
+/// - leaves the output directory to rank 0 (its checks, lock, run.json, view.pvsm, the .pvtu and .pvd
+///   indexes, checkpoints, the log and progress); every rank writes its piece of each snapshot
+///   (io::OutputPiece);
+/// - gathers the tissue on rank 0 (domain::gather_to_root) for a checkpoint (the one-rank format, which
+///   restarts on any rank count) and for the end-of-run metrics and summary, and spreads it back
+///   (domain::migrate_to_owners);
+/// - agrees over the ranks on the numerical checks, convergence and signals, so that all ranks stop at the
+///   same step; an error at construction or in a check on any rank stops every rank with a RankFailure.
+/// Other errors (an I/O or backend failure while stepping) end only the rank that meets them: the driver
+/// aborts the job then (MPI_Abort, tools/tissue.cpp).
+struct DecomposedRun {
+  domain::Communicator* comm = nullptr;  ///< the ranks (kept by pointer); null: an undecomposed run
+  /// Makes the composed simulation this rank's part; collective. Returns the decomposition.
+  std::function<std::shared_ptr<const domain::Decomposition>(Simulation&, domain::Communicator&)> decompose;
+};
+
+/// The error that stopped every rank of a decomposed run at the same point: the lowest failing rank's
+/// message ("rank R: ..." when R > 0) and exit code, on every rank (rank 0 reports it).
+class RankFailure : public std::runtime_error {
+ public:
+  RankFailure(int exit_code, const std::string& message) : std::runtime_error(message), code_(exit_code) {}
+  int exit_code() const { return code_; }
+
+ private:
+  int code_;
+};
 
 /// What a driver asks of a run: `tissue run`'s flags.
 struct RunRequest {
@@ -91,6 +127,9 @@ struct RunRequest {
   /// only wants the state in memory (the Python package's Simulation with out=None). Checkpoints can still
   /// be written on request (Runner::write_checkpoint_to).
   bool write_output = true;
+  /// One tissue over several ranks (DecomposedRun); unset: one rank. The log and the progress bar are rank
+  /// 0's only.
+  DecomposedRun decomposed;
 };
 
 /// A run stopped by SIGINT/SIGTERM after finishing a step and writing its output and a checkpoint.
@@ -114,7 +153,8 @@ class Runner {
   /// must be selected before (select_backend()).
   /// @throws InputError on invalid input (nothing is written then): among it a directory another run holds
   /// (naming its pid and host), a non-empty one without `overwrite` or without a run.json, a checkpoint
-  /// whose scenario hash differs from its directory's run.json; std::runtime_error on I/O failure.
+  /// whose scenario hash differs from its directory's run.json; std::runtime_error on I/O failure; in a
+  /// decomposed run (RunRequest::decomposed) a RankFailure on every rank for any of these on any rank.
   Runner(const ModuleRegistry& modules, RunRequest request);
   ~Runner();
   Runner(const Runner&) = delete;
@@ -161,6 +201,21 @@ class Runner {
  private:
   template <class Body>
   int guarded(Body&& body);
+  /// Builds the simulation and checks all input (the constructor's first part; every rank of a decomposed
+  /// run). Returns the checkpoint restarted from ("" for none) and whether output continues in its directory.
+  std::pair<std::filesystem::path, bool> prepare(const ModuleRegistry& modules);
+  /// Creates and locks the output directory and writes run.json (rank 0).
+  void open_output(bool same_dir);
+  /// In a decomposed run: the ranks agree on whether `body` threw on any of them; if so every rank throws
+  /// the lowest failing rank's error as a RankFailure. Without ranks: runs `body`.
+  template <class Body>
+  void agreed(Body&& body);
+  /// True on the rank that owns the output directory and the log (rank 0, or the only one).
+  bool root() const { return comm_ == nullptr || comm_->rank() == 0; }
+  /// In a decomposed run the whole tissue on rank 0 while `body` runs there (gathered, then spread back);
+  /// otherwise `body` on this world. Collective.
+  template <class Body>
+  void on_whole_tissue(Body&& body);
   void begin();
   void advance(std::int64_t target);
   void conclude();
@@ -174,6 +229,8 @@ class Runner {
   std::vector<std::pair<std::string, double>> time_split(double wall_seconds) const;
 
   RunRequest request_;
+  domain::Communicator* comm_ = nullptr;  ///< the ranks of a decomposed run; null: one rank
+  std::shared_ptr<const domain::Decomposition> decomposition_;  ///< a decomposed run's (else null)
   std::unique_ptr<Simulation> sim_;
   io::DirectoryLock lock_;  ///< on the output directory while the Runner lives
   std::unique_ptr<SnapshotWriter> writer_;

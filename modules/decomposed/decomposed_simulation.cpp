@@ -8,6 +8,7 @@
 
 #include "engine/core/cell_centres.hpp"
 #include "engine/domain/migration.hpp"
+#include "engine/exec/error.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/gene_network_decomposed.hpp"
 #include "modules/sem/sem.hpp"
@@ -77,8 +78,8 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
                                                                   domain::DeviceTransport* transport) {
   World& w = *sim.world;
   if (!w.fields.empty())
-    throw std::invalid_argument("a decomposed run cannot step the field '" + w.fields.front()->name() +
-                                "' yet: only the cells and their elements are decomposed");
+    throw InputError("a decomposed run cannot step the field '" + w.fields.front()->name() +
+                     "' yet: only the cells and their elements are decomposed");
   const sem::SemSystem* sem_system = nullptr;
   const grn::GeneNetworkSystem* network = nullptr;
   for (std::size_t i = 0; i < sim.schedule.system_count(); ++i) {
@@ -87,10 +88,10 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
     if (s.name() == "gene_network" && (network = dynamic_cast<const grn::GeneNetworkSystem*>(&s)) != nullptr)
       continue;
     if (s.name() == "cell_centres") continue;
-    throw std::invalid_argument("a decomposed run cannot step the system '" + s.name() +
-                                "' yet (decomposed: sem, the built-in gene_network, cell_centres)");
+    throw InputError("a decomposed run cannot step the system '" + s.name() +
+                     "' yet (decomposed: sem, the built-in gene_network, cell_centres)");
   }
-  if (sem_system == nullptr) throw std::invalid_argument("a decomposed run needs the system 'sem'");
+  if (sem_system == nullptr) throw InputError("a decomposed run needs the system 'sem'");
 
   // the halo: the SEM's cut-off plus twice the cells' extent (they grow), the network's neighbour distance
   sem::SemParams sem_params = sem_system->params();

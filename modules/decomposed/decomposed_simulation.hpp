@@ -29,8 +29,8 @@ namespace tissue {
 /// the setting in which a decomposed run equals the one-rank run of the same setting to the bit. Collective.
 /// @param transport  the SEM halo's device transport (kept by pointer; null: staged through the host)
 /// @returns the decomposition (also held by the replaced systems)
-/// @throws std::invalid_argument for a system or field that does not run decomposed, or a rank count the box
-///         cannot be split into (domain::choose_process_grid)
+/// @throws InputError for a system or field that does not run decomposed, or a rank count the box cannot be
+///         split into (domain::choose_process_grid)
 std::shared_ptr<const domain::Decomposition> decompose_simulation(
     Simulation& sim, domain::Communicator& comm, double skin = 0.2,
     domain::DeviceTransport* transport = nullptr);

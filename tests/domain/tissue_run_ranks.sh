@@ -1,0 +1,81 @@
+#!/bin/sh
+# `mpirun -np N tissue run` (tools/decomposed_run.hpp) against the run on one rank:
+#   TISSUE MPIEXEC SCENARIO WORK PYTHON BACKEND
+# The one-rank reference is `tissue run` on the CPU backend (where every kernel sums with one lane, as the
+# decomposed run does) and `mpirun -np 1 tissue run` on the CUDA backend (whose undecomposed kernels may
+# split a sum over several lanes: the same physics, other rounding; docs/multi_gpu.md).
+# SCENARIO is tests/domain/decomposed_epidermis.toml: 200 steps of the epidermis with divisions every 10 steps
+# and checkpoints at 100 and 200. Checks that
+#  1. the runs on 2 and 4 ranks end in the same state as the one-rank run, to the bit: every dataset of
+#     their final checkpoints (tests/domain/compare_checkpoints.py), the cells that divided included;
+#  2. each snapshot is one .pvtu naming one .vtu piece per rank, and run.json records the ranks;
+#  3. the 2-rank run's checkpoint at step 100 restarts on 4 ranks and on one, and the one-rank run's on 2
+#     ranks, each ending in the same state;
+#  4. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
+#     scenario with a field (not decomposed yet), an output directory that holds another run.
+set -eu
+tissue=$1 mpiexec=$2 scenario=$3 work=$4 python=$5 backend=$6
+here=$(cd "$(dirname "$0")" && pwd)
+compare="$python $here/compare_checkpoints.py"
+mpirun() { "$mpiexec" --oversubscribe -np "$@"; }
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+run() { "$@" >log.txt 2>&1 || { cat log.txt; echo "FAILED: $*"; exit 1; }; }
+
+one_rank() {  # the run on one rank: tissue run ARGS...
+  if [ "$backend" = cpu ]; then "$tissue" run "$@"; else mpirun 1 "$tissue" run "$@"; fi
+}
+run one_rank "$scenario" --backend "$backend" --out one
+run mpirun 2 "$tissue" run "$scenario" --backend "$backend" --out np2
+run mpirun 4 "$tissue" run "$scenario" --backend "$backend" --out np4
+$compare checkpoint_000000200.h5 one np2 np4
+$compare checkpoint_000000100.h5 one np2 np4
+# the tissue divided: more than the 100 cells it started with
+"$python" - <<'PY'
+import h5py
+with h5py.File("one/checkpoint_000000200.h5") as f:
+    cells = int(f["tables/cells"].attrs["size"])
+assert cells > 100, f"no division in 200 steps: {cells} cells"
+print(f"one rank: {cells} cells at step 200")
+PY
+
+# the pieces and the record
+for n in 2 4; do
+  for step in 000000000 000000100 000000200; do
+    for kind in cells elements; do
+      test -f "np$n/${kind}_$step.pvtu" || { echo "np$n/${kind}_$step.pvtu missing"; exit 1; }
+      test "$(grep -c '<Piece Source=' "np$n/${kind}_$step.pvtu")" -eq "$n" ||
+        { echo "np$n/${kind}_$step.pvtu does not name $n pieces"; exit 1; }
+      r=0
+      while [ $r -lt $n ]; do
+        test -f "np$n/${kind}_${step}_$r.vtu" || { echo "np$n/${kind}_${step}_$r.vtu missing"; exit 1; }
+        r=$((r + 1))
+      done
+    done
+  done
+  grep -q '"count": '"$n" "np$n/run.json" || { echo "np$n/run.json does not record $n ranks"; exit 1; }
+  grep -q '"status": "completed"' "np$n/run.json" || { echo "np$n/run.json: not completed"; exit 1; }
+done
+
+# written by N ranks, restarted on M
+run mpirun 4 "$tissue" run --restart np2/checkpoint_000000100.h5 --backend "$backend" --out np2_on_4
+run one_rank --restart np2/checkpoint_000000100.h5 --backend "$backend" --out np2_on_1
+run mpirun 2 "$tissue" run --restart one/checkpoint_000000100.h5 --backend "$backend" --out one_on_2
+$compare checkpoint_000000200.h5 one np2_on_4 np2_on_1 one_on_2
+
+# bad input: refused by rank 0 alone, exit status 2
+refused() {  # EXPECTED_TEXT COMMAND...
+  expected=$1
+  shift
+  if "$@" >out.txt 2>err.txt; then echo "accepted: $*"; exit 1; else status=$?; fi
+  test $status -eq 2 || { cat err.txt; echo "exit status $status, not 2: $*"; exit 1; }
+  test "$(grep -c '^tissue: error:' err.txt)" -eq 1 || { cat err.txt; echo "not one error line: $*"; exit 1; }
+  grep -q "$expected" err.txt || { cat err.txt; echo "no '$expected' in the error: $*"; exit 1; }
+}
+refused "7 ranks cannot split" mpirun 7 "$tissue" run "$scenario" --backend "$backend" --out np7
+test ! -e np7 || { echo "np7 was created for a refused run"; exit 1; }
+tgfb=$here/../../scenarios/epidermis_tgfb.toml
+refused "cannot step the field 'tgfb'" mpirun 2 "$tissue" run "$tgfb" --backend "$backend" --out tgfb
+refused "not empty" mpirun 2 "$tissue" run "$scenario" --backend "$backend" --out np2
+echo "tissue run over ranks ($backend): all checks passed"
