@@ -68,7 +68,7 @@ struct HaloRows {
 /// values column after column.
 class DeviceHalo {
  public:
-  static constexpr std::size_t kMaxColumns = 4;
+  static constexpr std::size_t kMaxColumns = 8;
 
   /// Time spent in the parts of exchange() [s], when timing is on (set_timing): the device is synchronised
   /// before the pack (the work queued earlier is not counted) and after each part.

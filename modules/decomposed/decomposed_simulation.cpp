@@ -42,10 +42,10 @@ class DecomposedGeneNetworkSystem final : public System {
  public:
   DecomposedGeneNetworkSystem(AccessList access, const grn::GeneNetworkParams& params,
                               std::shared_ptr<const domain::Decomposition> decomposition,
-                              domain::Communicator& comm)
+                              domain::Communicator& comm, domain::DeviceTransport* transport)
       : access_(std::move(access)),
         decomposition_(std::move(decomposition)),
-        network_(params, *decomposition_, comm) {}
+        network_(params, *decomposition_, comm, transport) {}
   std::string name() const override { return "gene_network"; }
   AccessList access() const override { return access_; }
   void run(World& world, const StepContext& ctx) override { network_.step(world, ctx); }
@@ -124,7 +124,7 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
   if (network != nullptr) {
     const AccessList network_access = network->access();
     sim.schedule.replace("gene_network", std::make_unique<DecomposedGeneNetworkSystem>(
-                                             network_access, network_params, decomposition, comm));
+                                             network_access, network_params, decomposition, comm, transport));
   }
   sim.schedule.set_step_graphs(false);
   return decomposition;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <string>
 #include <tuple>
@@ -1062,11 +1063,17 @@ inline void seed_network_tissue(World& w) {
 }
 
 /// A decomposed gene network (grn::DecomposedGeneNetwork: ghost cells, merged cells, midpoint species from
-/// the owners) of `steps` steps against the undecomposed GeneNetworkSystem's, on a tissue that does not
-/// move: every species of every cell and its suprabasal flag equal to the bit after every step. Returns the
-/// ghost cells of the last step on this rank.
+/// the owners) of `steps` steps against the undecomposed GeneNetworkSystem's: every species of every cell and
+/// its suprabasal flag equal to the bit after every step. A tissue that does not move is merged once and then
+/// refreshed on the device; with `moving`, after every odd step the centres move up to 0.4 along x toward the
+/// nearer x face of their subdomain (staying inside it), or back, so that cells beyond the ghost band at the
+/// last rebuild (on the 0.45 lattice, the third column from a cut, 1.125 from it) come within the neighbour
+/// distance of cells across the cut: the run must rebuild at every even step (pairs approached by up to 0.8,
+/// more than the margin of at most 0.05, the halo width less the neighbour distance) and refreshes on the
+/// device at every odd one. Without the rebuilds for moves the species differ. Returns the ghost cells of the
+/// last rebuild on this rank.
 inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, const domain::ProcessGrid& pg,
-                                                 bool periodic_y, int steps) {
+                                                 bool periodic_y, int steps, bool moving = false) {
   const Box box = monolayer_box(periodic_y);
   grn::GeneNetworkParams params;  // neighbours within 0.8: up to the third ring of cells
   // one lane: with more, the candidates are split among the lanes by their place in the sorted list, which
@@ -1092,10 +1099,12 @@ inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, con
                       whole_bit = whole.flag_bit(grn::kSuprabasalFlag);
 
   std::size_t mismatches = 0, compared = 0;
+  std::map<std::int64_t, double> moved_x;  // moving: each cell's move toward its nearer x face, by id
   for (int step = 0; step < steps; ++step) {
     const StepContext ctx = step_context(step, dt);
     reference.run(whole, ctx);
     decomposed.step(w, ctx);
+    w.cells.download();
     whole.cells.download();
     Column<float>& mine = grn::species_column(w);
     Column<float>& theirs = grn::species_column(whole);
@@ -1109,7 +1118,27 @@ inline std::size_t check_decomposed_gene_network(domain::Communicator& comm, con
       if (((w.flags.host(c) & bit) != 0) != ((whole.flags.host(id) & whole_bit) != 0)) ++mismatches;
       ++compared;
     }
+    if (moving && step % 2 == 1) {  // the same moves on both sides, by id: toward the faces, then back
+      if (step % 4 == 1) {
+        for (std::size_t c = 0; c < whole.cells.size(); ++c) {
+          const float x = whole.cx.host(c);
+          const domain::Subdomain sub = d.bounds(d.owner(x, whole.cy.host(c)));
+          const double left = x - sub.x0, right = sub.x1 - x;  // to the faces, inside
+          const double by = std::min(0.4, std::max(0.0, std::min(left, right) - 0.01));
+          moved_x[whole.cell_id.host(c)] = left < right ? -by : by;
+        }
+      }
+      const float sign = step % 4 == 1 ? 1.0f : -1.0f;
+      for (std::size_t c = 0; c < w.cells.size(); ++c)
+        w.cx.host(c) += sign * static_cast<float>(moved_x.at(w.cell_id.host(c)));
+      for (std::size_t c = 0; c < whole.cells.size(); ++c)
+        whole.cx.host(c) += sign * static_cast<float>(moved_x.at(whole.cell_id.host(c)));
+      w.cells.upload();
+      whole.cells.upload();
+    }
   }
+  // merged once and refreshed on the device (still), or rebuilt at every even step (moving)
+  CHECK(decomposed.rebuilds() == static_cast<std::size_t>(moving ? 1 + (steps - 1) / 2 : 1));
   INFO("rank " << rank << " of a " << pg.px << " x " << pg.py << " grid, periodic y " << periodic_y << ": "
                << mismatches << " species or flags differ from the undecomposed network's over " << steps
                << " steps");

@@ -362,7 +362,9 @@ TEST_CASE("a decomposed gene network equals the undecomposed network to the bit"
   for (const ProcessGrid& pg : test::process_grids(comm.size())) {
     if (16 * 0.45 / pg.px < 0.85 || 7 * 0.45 / pg.py < 0.85) continue;  // narrower than the halo
     for (const bool periodic_y : {true, false})
-      ghosts += static_cast<std::int64_t>(test::check_decomposed_gene_network(comm, pg, periodic_y, 30));
+      for (const bool moving : {false, true})
+        ghosts +=
+            static_cast<std::int64_t>(test::check_decomposed_gene_network(comm, pg, periodic_y, 30, moving));
   }
   if (comm.size() > 1) CHECK(comm.sum(ghosts) > 0);
 }
