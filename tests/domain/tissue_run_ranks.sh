@@ -11,7 +11,9 @@
 #  2. each snapshot is one .pvtu naming one .vtu piece per rank, and run.json records the ranks;
 #  3. the 2-rank run's checkpoint at step 100 restarts on 4 ranks and on one, and the one-rank run's on 2
 #     ranks, each ending in the same state;
-#  4. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
+#  4. SIGTERM to mpirun stops every rank after the same step, with that step's checkpoint, from which the run
+#     goes on to the one-rank run's state;
+#  5. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
 #     scenario with a field (not decomposed yet), an output directory that holds another run.
 set -eu
 tissue=$1 mpiexec=$2 scenario=$3 work=$4 python=$5 backend=$6
@@ -63,6 +65,26 @@ run mpirun 4 "$tissue" run --restart np2/checkpoint_000000100.h5 --backend "$bac
 run one_rank --restart np2/checkpoint_000000100.h5 --backend "$backend" --out np2_on_1
 run mpirun 2 "$tissue" run --restart one/checkpoint_000000100.h5 --backend "$backend" --out one_on_2
 $compare checkpoint_000000200.h5 one np2_on_4 np2_on_1 one_on_2
+
+# a signal: mpirun passes SIGTERM to every rank; the ranks agree on the step to stop after, write it and a
+# checkpoint; the run restarted from it ends where the one-rank run ends
+"$mpiexec" --oversubscribe -np 2 "$tissue" run "$scenario" --backend "$backend" --steps 1000000 --out sig \
+  >sig.txt 2>&1 &
+pid=$!  # mpirun's own (the shell function would put a subshell between)
+trap 'kill -KILL $pid 2>/dev/null' EXIT
+i=0
+while [ ! -e sig/cells_000000100.pvtu ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $pid
+wait $pid || true
+trap - EXIT
+grep -q '"status": "interrupted"' sig/run.json || { cat sig.txt; echo "sig/run.json: not interrupted"; exit 1; }
+stopped=$("$python" -c 'import json; print(json.load(open("sig/run.json"))["steps"]["done"])')
+test -f "sig/checkpoint_$(printf %09d "$stopped").h5" || { echo "no checkpoint at the step stopped after, $stopped"; exit 1; }
+end=$((stopped + 20))
+run mpirun 2 "$tissue" run --restart sig --steps $end --backend "$backend"
+run one_rank "$scenario" --backend "$backend" --steps $end --out sig_one
+$compare "checkpoint_$(printf %09d $end).h5" sig_one sig
+echo "stopped by SIGTERM after step $stopped, restarted to $end"
 
 # bad input: refused by rank 0 alone, exit status 2
 refused() {  # EXPECTED_TEXT COMMAND...
