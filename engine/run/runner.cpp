@@ -434,7 +434,10 @@ int Runner::guarded(Body&& body) {
   } catch (const std::exception& e) {
     std::string failed_state;
     try {
-      if (exit_code_for(e) == kExitNumerical) {  // keep the broken state for inspection
+      // keep the broken state for inspection; in a decomposed run only where every rank stopped here (a
+      // RankFailure): the checkpoint is collective, and a rank that failed alone must not wait for the others
+      const bool all_ranks = comm_ == nullptr || dynamic_cast<const RankFailure*>(&e) != nullptr;
+      if (exit_code_for(e) == kExitNumerical && all_ranks) {
         record_.last_checkpoint = write_checkpoint("failed", e.what());
         failed_state = record_.last_checkpoint;
       }

@@ -76,8 +76,9 @@ void select_backend(const std::string& name);
 ///   (domain::migrate_to_owners);
 /// - agrees over the ranks on the numerical checks, convergence and signals, so that all ranks stop at the
 ///   same step; an error at construction or in a check on any rank stops every rank with a RankFailure.
-/// Other errors (an I/O or backend failure while stepping) end only the rank that meets them: the driver
-/// aborts the job then (MPI_Abort, tools/tissue.cpp).
+/// Other errors (an I/O or backend failure while stepping) end only the rank that meets them, without a
+/// failed-state checkpoint (it would be collective): the driver aborts the job then (MPI_Abort,
+/// tools/decomposed_run.hpp).
 struct DecomposedRun {
   domain::Communicator* comm = nullptr;  ///< the ranks (kept by pointer); null: an undecomposed run
   /// Makes the composed simulation this rank's part; collective. Returns the decomposition.
