@@ -30,6 +30,7 @@ class DecomposedSemSystem final : public System {
   std::string name() const override { return "sem"; }
   AccessList access() const override { return access_; }
   void run(World& world, const StepContext& ctx) override { sem_.step(world, ctx); }
+  const sem::DecomposedSem& sem() const { return sem_; }
 
  private:
   AccessList access_;
@@ -49,6 +50,7 @@ class DecomposedGeneNetworkSystem final : public System {
   std::string name() const override { return "gene_network"; }
   AccessList access() const override { return access_; }
   void run(World& world, const StepContext& ctx) override { network_.step(world, ctx); }
+  const grn::DecomposedGeneNetwork& network() const { return network_; }
 
  private:
   AccessList access_;
@@ -119,14 +121,31 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
   domain::number_daughters_globally(comm, w);
 
   const AccessList sem_access = sem_system->access();
-  sim.schedule.replace(
-      "sem", std::make_unique<DecomposedSemSystem>(sem_access, sem_params, decomposition, comm, transport));
+  auto decomposed_sem =
+      std::make_unique<DecomposedSemSystem>(sem_access, sem_params, decomposition, comm, transport);
+  const DecomposedSemSystem* sem_part = decomposed_sem.get();  // owned by the schedule from here on
+  sim.schedule.replace("sem", std::move(decomposed_sem));
+  const DecomposedGeneNetworkSystem* network_part = nullptr;
   if (network != nullptr) {
     const AccessList network_access = network->access();
-    sim.schedule.replace("gene_network", std::make_unique<DecomposedGeneNetworkSystem>(
-                                             network_access, network_params, decomposition, comm, transport));
+    auto decomposed_network = std::make_unique<DecomposedGeneNetworkSystem>(network_access, network_params,
+                                                                            decomposition, comm, transport);
+    network_part = decomposed_network.get();
+    sim.schedule.replace("gene_network", std::move(decomposed_network));
   }
   sim.schedule.set_step_graphs(false);
+
+  // the summary says how often the halos were rebuilt (the same on every rank: the decisions are collective)
+  sim.summary = [summary = sim.summary, sem_part, network_part, ranks = comm.size(),
+                 grid = decomposition->grid()](World& world) {
+    std::string text = summary ? summary(world) : "";
+    text += std::string(text.empty() ? "" : "\n") + "one tissue over " + std::to_string(ranks) + " ranks (" +
+            std::to_string(grid.px) + " x " + std::to_string(grid.py) + "): halo rebuilds: sem " +
+            std::to_string(sem_part->sem().rebuilds());
+    if (network_part != nullptr)
+      text += ", gene_network " + std::to_string(network_part->network().rebuilds());
+    return text;
+  };
   return decomposition;
 }
 

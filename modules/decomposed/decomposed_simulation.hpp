@@ -26,7 +26,8 @@ namespace tissue {
 /// whose centres its subdomain owns. The halo width is the SEM's intercellular cut-off plus twice the largest
 /// x-y distance of an element from its cell's centre (cells grow), and at least the gene network's neighbour
 /// distance, plus `skin` [length]. Its systems run with one lane and the SEM builds its cell list every step,
-/// the setting in which a decomposed run equals the one-rank run of the same setting to the bit. Collective.
+/// the setting in which a decomposed run equals the one-rank run of the same setting to the bit. The
+/// simulation's summary gains a line with the halo rebuilds of both systems. Collective.
 /// @param transport  the SEM halo's device transport (kept by pointer; null: staged through the host)
 /// @returns the decomposition (also held by the replaced systems)
 /// @throws InputError for a system or field that does not run decomposed, or a rank count the box cannot be

@@ -30,6 +30,8 @@ one_rank() {  # the run on one rank: tissue run ARGS...
 }
 run one_rank "$scenario" --backend "$backend" --out one
 run mpirun 2 "$tissue" run "$scenario" --backend "$backend" --out np2
+grep -q "one tissue over 2 ranks (2 x 1): halo rebuilds: sem [1-9][0-9]*, gene_network [1-9][0-9]*" log.txt ||
+  { cat log.txt; echo "np2: no halo rebuilds in the summary"; exit 1; }
 run mpirun 4 "$tissue" run "$scenario" --backend "$backend" --out np4
 $compare checkpoint_000000200.h5 one np2 np4
 $compare checkpoint_000000100.h5 one np2 np4
