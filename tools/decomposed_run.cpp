@@ -73,15 +73,23 @@ int run_ranks(RunRequest request, const std::string& backend, int rank) {
   const int gpus = exec::backend() == exec::Backend::cuda ? std::max(1, exec::cuda_device_count()) : 0;
   if (gpus > 0) exec::set_backend(exec::Backend::cuda, node_rank % gpus);  // one GPU per rank of a node
   domain::MpiCommunicator comm;
+  // the one setting from the environment: refused on every rank when any rank has a value it does not know
+  const char* forced = std::getenv("TISSUE_HALO_TRANSPORT");
+  const std::string forced_name = forced != nullptr ? forced : "";
+  const bool unknown = !forced_name.empty() && forced_name != "staged";
+  if (comm.max(static_cast<std::int64_t>(unknown ? 1 : 0)) > 0)
+    throw RankFailure(kExitBadInput,
+                      "TISSUE_HALO_TRANSPORT must be unset or \"staged\" on every rank (rank " +
+                          std::to_string(rank) + " has \"" + forced_name + "\")");
+  const bool staged = forced_name == "staged";
   std::unique_ptr<domain::DeviceTransport> transport;
 #if defined(TISSUE_NCCL)
-  const char* forced = std::getenv("TISSUE_HALO_TRANSPORT");
-  const bool staged = forced != nullptr && std::string(forced) == "staged";
   // NCCL refuses two ranks on one GPU: more ranks than GPUs on a node go through the host
   const bool shared = comm.max(static_cast<std::int64_t>(node_ranks > gpus ? 1 : 0)) > 0;
   if (gpus > 0 && !staged && !shared) transport = std::make_unique<domain::NcclTransport>(comm.handle());
 #else
   (void)node_ranks;
+  (void)staged;
 #endif
   request.decomposed.comm = &comm;
   request.decomposed.decompose = [&transport](Simulation& sim, domain::Communicator& c) {

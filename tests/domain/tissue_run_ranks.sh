@@ -14,7 +14,8 @@
 #  4. SIGTERM to mpirun stops every rank after the same step, with that step's checkpoint, from which the run
 #     goes on to the one-rank run's state;
 #  5. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
-#     scenario with a field (not decomposed yet), an output directory that holds another run.
+#     scenario with a field (not decomposed yet), an output directory that holds another run, an unknown
+#     TISSUE_HALO_TRANSPORT.
 set -eu
 tissue=$1 mpiexec=$2 scenario=$3 work=$4 python=$5 backend=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -102,4 +103,7 @@ test ! -e np7 || { echo "np7 was created for a refused run"; exit 1; }
 tgfb=$here/../../scenarios/epidermis_tgfb.toml
 refused "cannot step the field 'tgfb'" mpirun 2 "$tissue" run "$tgfb" --backend "$backend" --out tgfb
 refused "not empty" mpirun 2 "$tissue" run "$scenario" --backend "$backend" --out np2
+refused "TISSUE_HALO_TRANSPORT must be unset" env TISSUE_HALO_TRANSPORT=nccl2 "$mpiexec" --oversubscribe -np 2 \
+  "$tissue" run "$scenario" --backend "$backend" --out transport
+test ! -e transport || { echo "transport was created for a refused run"; exit 1; }
 echo "tissue run over ranks ($backend): all checks passed"
