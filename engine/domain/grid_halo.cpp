@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/core/world.hpp"
 #include "engine/exec/error.hpp"
 
 namespace tissue::domain {
@@ -212,6 +213,64 @@ void GridHalo<Real>::exchange(std::vector<Real>& local) {
     if (high < 0) apply_boundary(local, x ? 1 : 3);
   }
 }
+
+template <class Real>
+void gather_blocks_to_root(const Decomposition& decomposition, Communicator& comm, GridField<Real>& field) {
+  const GridShape& shape = field.shape();
+  const GridGeometry<Real>& g = field.geometry();
+  const auto species = static_cast<std::size_t>(field.species_count());
+  // a block's values, species, k, j, then i fastest
+  const auto block_values = [&](const GridBlock& b) {
+    return species * static_cast<std::size_t>(shape.nz) * static_cast<std::size_t>(b.ny()) *
+           static_cast<std::size_t>(b.nx());
+  };
+  const auto copy_block = [&](const GridBlock& b, auto&& copy_run) {
+    std::size_t at = 0;
+    const auto run = static_cast<std::size_t>(b.nx());
+    for (std::size_t s = 0; s < species; ++s)
+      for (int k = 0; k < shape.nz; ++k)
+        for (int j = b.j0; j < b.j1; ++j, at += run)
+          copy_run(s * shape.cells() + g.index(b.i0, j, k), at, run);
+  };
+  std::vector<Real>& host = field.host();
+  if (comm.rank() != 0) {
+    const GridBlock b = grid_block(decomposition, shape, comm.rank());
+    Bytes out(block_values(b) * sizeof(Real));
+    copy_block(b, [&](std::size_t from, std::size_t at, std::size_t run) {
+      std::memcpy(out.data() + at * sizeof(Real), host.data() + from, run * sizeof(Real));
+    });
+    comm.exchange({Outgoing{0, 0, Span<const std::byte>(out.data(), out.size())}}, {});
+    return;
+  }
+  std::vector<Incoming> receives;
+  for (int r = 1; r < comm.size(); ++r) receives.push_back({r, 0});
+  const std::vector<Bytes> got = comm.exchange({}, receives);
+  for (int r = 1; r < comm.size(); ++r) {
+    const GridBlock b = grid_block(decomposition, shape, r);
+    const Bytes& in = got[static_cast<std::size_t>(r - 1)];
+    if (in.size() != block_values(b) * sizeof(Real))
+      throw std::logic_error("grid gather: rank " + std::to_string(r) + " sent " + std::to_string(in.size()) +
+                             " bytes of the field '" + field.name() + "'");
+    copy_block(b, [&](std::size_t to, std::size_t at, std::size_t run) {
+      std::memcpy(host.data() + to, in.data() + at * sizeof(Real), run * sizeof(Real));
+    });
+  }
+  field.upload();
+}
+
+void gather_grid_fields_to_root(const Decomposition& decomposition, Communicator& comm, World& world) {
+  for (auto& f : world.fields) {
+    if (auto* single = dynamic_cast<GridField<float>*>(f.get()))
+      gather_blocks_to_root(decomposition, comm, *single);
+    else if (auto* dbl = dynamic_cast<GridField<double>*>(f.get()))
+      gather_blocks_to_root(decomposition, comm, *dbl);
+    else
+      throw std::invalid_argument("grid gather: the field '" + f->name() + "' is not a grid field");
+  }
+}
+
+template void gather_blocks_to_root<float>(const Decomposition&, Communicator&, GridField<float>&);
+template void gather_blocks_to_root<double>(const Decomposition&, Communicator&, GridField<double>&);
 
 template class GridHalo<float>;
 template class GridHalo<double>;

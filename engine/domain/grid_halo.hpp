@@ -25,6 +25,10 @@
 #include "engine/domain/decomposition.hpp"
 #include "engine/grid/grid.hpp"
 
+namespace tissue {
+class World;
+}
+
 namespace tissue::domain {
 
 /// The nodes of a grid a rank owns: [i0, i1) x [j0, j1), every k (global node indices).
@@ -104,6 +108,19 @@ class GridHalo {
   GridBlock block_;
   int species_ = 1, width_ = 1, nz_ = 1;
 };
+
+/// Gathers the blocks of a grid field decomposed over the ranks (each rank's block current in its host
+/// mirror, the field at its whole shape on every rank) into rank 0's field: host mirror and device, every
+/// species. The other ranks' fields are left as they are. Collective over all ranks.
+/// @throws InputError as grid_block().
+template <class Real>
+void gather_blocks_to_root(const Decomposition& decomposition, Communicator& comm, GridField<Real>& field);
+
+/// gather_blocks_to_root() for every grid field of `world` (host mirrors current): after it rank 0's fields
+/// hold the whole grids, as the tissue gathered by gather_to_root() holds the whole tissue. Collective.
+/// @throws std::invalid_argument for a field that is not a GridField<float> or GridField<double> (on every
+///         rank alike: the fields are the same on every rank).
+void gather_grid_fields_to_root(const Decomposition& decomposition, Communicator& comm, World& world);
 
 extern template class GridHalo<float>;
 extern template class GridHalo<double>;

@@ -263,6 +263,63 @@ void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const 
   out.commit();
 }
 
+namespace {
+std::string extent_text(const ImageExtent& e) {
+  return std::to_string(e.i0) + " " + std::to_string(e.i1) + " " + std::to_string(e.j0) + " " +
+         std::to_string(e.j1) + " " + std::to_string(e.k0) + " " + std::to_string(e.k1);
+}
+}  // namespace
+
+void write_vti_piece(const std::filesystem::path& path, const ImageExtent& whole, const ImageExtent& piece,
+                     const double origin[3], double spacing, const std::vector<VtkArray>& arrays) {
+  if (piece.i0 < whole.i0 || piece.i1 > whole.i1 || piece.j0 < whole.j0 || piece.j1 > whole.j1 ||
+      piece.k0 < whole.k0 || piece.k1 > whole.k1 || piece.i1 < piece.i0 || piece.j1 < piece.j0 ||
+      piece.k1 < piece.k0)
+    throw std::invalid_argument("VTI piece " + extent_text(piece) + " outside the whole extent " +
+                                extent_text(whole));
+  const auto n = static_cast<std::uint64_t>(piece.i1 - piece.i0 + 1) *
+                 static_cast<std::uint64_t>(piece.j1 - piece.j0 + 1) *
+                 static_cast<std::uint64_t>(piece.k1 - piece.k0 + 1);
+  for (const auto& a : arrays)
+    if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
+      throw std::invalid_argument("VTK array '" + a.name +
+                                  "' does not have one value per point of its piece");
+  std::ostringstream xml;
+  xml << std::setprecision(17);
+  xml << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+      << "  <ImageData WholeExtent=\"" << extent_text(whole) << "\" Origin=\"" << origin[0] << " "
+      << origin[1] << " " << origin[2] << "\" Spacing=\"" << spacing << " " << spacing << " " << spacing
+      << "\">\n"
+      << "    <Piece Extent=\"" << extent_text(piece) << "\">\n      <PointData>\n";
+  AtomicWriter out(path);
+  out.write(xml.str());
+  for (const auto& a : arrays)
+    data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
+  out.write("      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n");
+  out.commit();
+}
+
+void write_pvti(const std::filesystem::path& path, const ImageExtent& whole, const double origin[3],
+                double spacing, const std::vector<VtkArray>& arrays,
+                const std::vector<std::pair<std::string, ImageExtent>>& pieces) {
+  std::ostringstream xml;
+  xml << std::setprecision(17);
+  xml << "<?xml version=\"1.0\"?>\n"
+      << "<VTKFile type=\"PImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
+      << "  <PImageData WholeExtent=\"" << extent_text(whole) << "\" GhostLevel=\"0\" Origin=\"" << origin[0]
+      << " " << origin[1] << " " << origin[2] << "\" Spacing=\"" << spacing << " " << spacing << " "
+      << spacing << "\">\n    <PPointData>\n";
+  for (const auto& a : arrays)
+    xml << "      <PDataArray type=\"" << a.type << "\" Name=\"" << xml_escape(a.name)
+        << "\" NumberOfComponents=\"" << a.components << "\"/>\n";
+  xml << "    </PPointData>\n";
+  for (const auto& [file, extent] : pieces)
+    xml << "    <Piece Extent=\"" << extent_text(extent) << "\" Source=\"" << xml_escape(file) << "\"/>\n";
+  xml << "  </PImageData>\n</VTKFile>\n";
+  write_file_atomic(path, xml.str());
+}
+
 void write_vts(const std::filesystem::path& path, int nx, int ny, int nz, const std::vector<double>& points,
                const std::vector<VtkArray>& arrays) {
   const auto n =

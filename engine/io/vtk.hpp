@@ -22,6 +22,7 @@
 
 #include "engine/exec/host_for.hpp"
 
+#include "engine/io/output_piece.hpp"
 #include "engine/io/paraview_state.hpp"
 
 namespace tissue::io {
@@ -123,6 +124,22 @@ void write_vtu_triangles(const std::filesystem::path& path, const std::vector<fl
 /// @throws std::invalid_argument on inconsistent sizes, std::runtime_error on I/O failure.
 void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
                double spacing, const std::vector<VtkArray>& arrays);
+
+/// Writes one piece of image data written in pieces: the points `piece` of a grid whose points are `whole`
+/// (origin, spacing as write_vti()), with point data `arrays` (each the piece's point count, x fastest).
+/// @throws std::invalid_argument on inconsistent sizes or a piece outside the whole extent,
+///         std::runtime_error on I/O failure.
+void write_vti_piece(const std::filesystem::path& path, const ImageExtent& whole, const ImageExtent& piece,
+                     const double origin[3], double spacing, const std::vector<VtkArray>& arrays);
+
+/// Writes the .pvti index of image data written in pieces (write_vti_piece()): ParaView and VTK's readers
+/// open it as one dataset.
+/// @param arrays  the pieces' arrays, for their names, types and components (their values are not read)
+/// @param pieces  each piece's file (relative to the .pvti's directory) and extent, in rank order
+/// @throws std::runtime_error on I/O failure.
+void write_pvti(const std::filesystem::path& path, const ImageExtent& whole, const double origin[3],
+                double spacing, const std::vector<VtkArray>& arrays,
+                const std::vector<std::pair<std::string, ImageExtent>>& pieces);
 
 /// Writes a structured grid (.vts): nx x ny x nz points with explicit coordinates (a curvilinear grid, e.g.
 /// the surface of a graph z = phi(x, y) with nz = 1), point data `arrays` (each nx * ny * nz values, x

@@ -10,6 +10,7 @@
 #include <map>
 #include <sstream>
 
+#include "engine/domain/grid_halo.hpp"
 #include "engine/domain/migration.hpp"
 #include "engine/exec/algorithms.hpp"
 #include "engine/exec/backend.hpp"
@@ -247,7 +248,16 @@ std::pair<fs::path, bool> Runner::prepare(const ModuleRegistry& modules) {
       }
     }
     io::OutputPiece piece;
-    if (comm_ != nullptr) piece = {comm_->rank(), comm_->size()};
+    if (comm_ != nullptr) {
+      piece.rank = comm_->rank();
+      piece.ranks = comm_->size();
+      // the decomposition comes after this (the writer lives as long as the Runner, which is not moved)
+      piece.grid_block = [this](int nx, int ny, int nz, double h, int rank) {
+        const domain::GridBlock b = domain::grid_block(*decomposition_, GridShape{nx, ny, nz, h}, rank);
+        // one node more on a side that meets another piece (the ghost frame holds it), for no gap
+        return io::ImageExtent{b.i0, b.i1 < nx ? b.i1 : nx - 1, b.j0, b.j1 < ny ? b.j1 : ny - 1, 0, nz - 1};
+      };
+    }
     writer_ = sim.make_writer(out_, piece);  // writes nothing yet
   } else {
     out_.clear();
@@ -335,6 +345,7 @@ void Runner::on_whole_tissue(Body&& body) {
   exec::synchronize();
   w.download();
   domain::gather_to_root(*comm_, w);
+  domain::gather_grid_fields_to_root(*decomposition_, *comm_, w);  // each rank steps its block of a grid
   std::exception_ptr error;
   try {
     agreed([&] {

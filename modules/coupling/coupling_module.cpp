@@ -78,10 +78,10 @@ void create_signals(Composition& comp) {
   if (comp.root().table("output").boolean("signal_grids", true) && !signals->fields.empty()) {
     const auto fields = signals->fields;
     comp.add_writer([fields](const std::filesystem::path& dir,
-                             const io::OutputPiece&) -> std::unique_ptr<SnapshotWriter> {
+                             const io::OutputPiece& piece) -> std::unique_ptr<SnapshotWriter> {
       std::vector<std::unique_ptr<SnapshotWriter>> parts;
       for (auto* f : fields)
-        parts.push_back(std::make_unique<io::GridWriter<float>>(dir, *f, io::GridOutputOptions{}));
+        parts.push_back(std::make_unique<io::GridWriter<float>>(dir, *f, io::GridOutputOptions{}, piece));
       return std::make_unique<io::CompositeWriter>(std::move(parts));
     });
   }

@@ -5,10 +5,13 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "engine/core/cell_centres.hpp"
 #include "engine/domain/migration.hpp"
 #include "engine/exec/error.hpp"
+#include "modules/coupling/signal_field.hpp"
+#include "modules/coupling/signal_field_decomposed.hpp"
 #include "modules/gene_network/gene_network.hpp"
 #include "modules/gene_network/gene_network_decomposed.hpp"
 #include "modules/sem/sem.hpp"
@@ -58,6 +61,29 @@ class DecomposedGeneNetworkSystem final : public System {
   grn::DecomposedGeneNetwork network_;
 };
 
+/// A signal field's system ("<name>") in a decomposed run: coupling::DecomposedSignalField's step; the
+/// stability check is the undecomposed system's.
+class DecomposedSignalFieldSystem final : public System {
+ public:
+  DecomposedSignalFieldSystem(const coupling::SignalFieldSystem<float>& original, GridField<float>& field,
+                              std::shared_ptr<const domain::Decomposition> decomposition,
+                              domain::Communicator& comm)
+      : checks_(original.params(), field),
+        access_(original.access()),
+        decomposition_(std::move(decomposition)),
+        field_(original.params(), field, *decomposition_, comm) {}
+  std::string name() const override { return checks_.name(); }
+  AccessList access() const override { return access_; }
+  void run(World& world, const StepContext& ctx) override { field_.step(world, ctx); }
+  void check_step_length(double h) const override { checks_.check_step_length(h); }
+
+ private:
+  coupling::SignalFieldSystem<float> checks_;  ///< never run: its name and stability check
+  AccessList access_;
+  std::shared_ptr<const domain::Decomposition> decomposition_;
+  coupling::DecomposedSignalField<float> field_;
+};
+
 /// The largest x-y distance of an element from its cell's centre (host mirrors, minimum image) [length].
 double largest_cell_extent(World& w) {
   update_cell_centres(w);
@@ -79,20 +105,42 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
                                                                   double skin,
                                                                   domain::DeviceTransport* transport) {
   World& w = *sim.world;
-  if (!w.fields.empty())
-    throw InputError("a decomposed run cannot step the field '" + w.fields.front()->name() +
-                     "' yet: only the cells and their elements are decomposed");
   const sem::SemSystem* sem_system = nullptr;
   const grn::GeneNetworkSystem* network = nullptr;
+  std::vector<const coupling::SignalFieldSystem<float>*> signals;
   for (std::size_t i = 0; i < sim.schedule.system_count(); ++i) {
     System& s = sim.schedule.system(i);
     if (s.name() == "sem" && (sem_system = dynamic_cast<const sem::SemSystem*>(&s)) != nullptr) continue;
     if (s.name() == "gene_network" && (network = dynamic_cast<const grn::GeneNetworkSystem*>(&s)) != nullptr)
       continue;
     if (s.name() == "cell_centres") continue;
+    if (const auto* signal = dynamic_cast<const coupling::SignalFieldSystem<float>*>(&s)) {
+      signals.push_back(signal);
+      continue;
+    }
+    if (dynamic_cast<const coupling::FieldSamplingSystem<float>*>(&s) != nullptr) continue;  // own cells
     throw InputError("a decomposed run cannot step the system '" + s.name() +
-                     "' yet (decomposed: sem, the built-in gene_network, cell_centres)");
+                     "' yet (decomposed: sem, the built-in gene_network, cell_centres, the signal fields "
+                     "and their sampling)");
   }
+  // every field is a signal field, stepped by its system
+  std::vector<GridField<float>*> signal_fields;
+  for (const auto* signal : signals) {
+    GridField<float>* field = nullptr;
+    for (auto& f : w.fields)
+      if (f->name() == signal->params().name) field = dynamic_cast<GridField<float>*>(f.get());
+    if (field == nullptr)
+      throw InputError("signal." + signal->params().name + ": no grid field of that name");
+    if (signal->params().exclude_cells)
+      throw InputError(
+          "signal." + signal->params().name +
+          ": a field that excludes the cells' volume (exclude_cells) does not run decomposed yet");
+    signal_fields.push_back(field);
+  }
+  for (auto& f : w.fields)
+    if (std::find(signal_fields.begin(), signal_fields.end(), f.get()) == signal_fields.end())
+      throw InputError("a decomposed run cannot step the field '" + f->name() +
+                       "' yet (decomposed: the signal fields)");
   if (sem_system == nullptr) throw InputError("a decomposed run needs the system 'sem'");
 
   // the halo: the SEM's cut-off plus twice the cells' extent (they grow), the network's neighbour distance
@@ -106,6 +154,7 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
     network_params.lanes = 1;
     width = std::max(width, network_params.neighbour_distance);
   }
+  for (const auto* field : signal_fields) width = std::max(width, field->shape().h);  // a deposit's reach
   width += skin;
   auto decomposition = std::make_shared<const domain::Decomposition>(
       domain::choose_process_grid(comm.size(), w.box, width), w.box, width);
@@ -132,6 +181,11 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
                                                                             decomposition, comm, transport);
     network_part = decomposed_network.get();
     sim.schedule.replace("gene_network", std::move(decomposed_network));
+  }
+  for (std::size_t i = 0; i < signals.size(); ++i) {
+    const std::string name = signals[i]->name();
+    sim.schedule.replace(name, std::make_unique<DecomposedSignalFieldSystem>(*signals[i], *signal_fields[i],
+                                                                             decomposition, comm));
   }
   sim.schedule.set_step_graphs(false);
 

@@ -7,10 +7,12 @@
 /// every rank, collectively.
 ///
 /// What is decomposed: the systems "sem" (sem::DecomposedSem), "gene_network" (the built-in network,
-/// grn::DecomposedGeneNetwork) and "cell_centres" (each rank's own cells), and the lifecycle's and the rules'
-/// divisions (domain::number_daughters_globally). A scenario with any other system, or with fields (grids,
-/// meshes), is refused: their decomposed forms are not built yet. Outputs and checkpoints are the caller's
-/// (io::OutputPiece, domain::gather_to_root).
+/// grn::DecomposedGeneNetwork), the signal fields' "<name>" (coupling::DecomposedSignalField: each rank steps
+/// its block of the grid) and their "sample.<name>", "cell_centres" (each rank's own cells), and the
+/// lifecycle's and the rules' divisions (domain::number_daughters_globally). A scenario with any other system
+/// or field (grid reaction-diffusion, meshes), or a signal field that excludes the cells' volume, is refused:
+/// their decomposed forms are not built yet. Outputs and checkpoints are the caller's (io::OutputPiece,
+/// domain::gather_to_root, domain::gather_grid_fields_to_root).
 
 #include <memory>
 
@@ -25,13 +27,15 @@ namespace tissue {
 /// scenario composed (the whole tissue, seeded the same way on each); afterwards each rank holds the cells
 /// whose centres its subdomain owns. The halo width is the SEM's intercellular cut-off plus twice the largest
 /// x-y distance of an element from its cell's centre (cells grow), and at least the gene network's neighbour
-/// distance, plus `skin` [length]. Its systems run with one lane and the SEM builds its cell list every step,
-/// the setting in which a decomposed run equals the one-rank run of the same setting to the bit. The
-/// simulation's summary gains a line with the halo rebuilds of both systems. Collective.
+/// distance and each signal field's grid spacing, plus `skin` [length]. Its systems run with one lane and the
+/// SEM builds its cell list every step, the setting in which a decomposed run equals the one-rank run of the
+/// same setting to the bit. The simulation's summary gains a line with the halo rebuilds of both systems.
+/// Collective.
 /// @param transport  the SEM halo's device transport (kept by pointer; null: staged through the host)
 /// @returns the decomposition (also held by the replaced systems)
-/// @throws InputError for a system or field that does not run decomposed, or a rank count the box cannot be
-///         split into (domain::choose_process_grid)
+/// @throws InputError for a system or field that does not run decomposed, a rank count the box cannot be
+///         split into (domain::choose_process_grid), or a signal field's grid whose blocks would be too
+///         narrow (domain::GridHalo)
 std::shared_ptr<const domain::Decomposition> decompose_simulation(
     Simulation& sim, domain::Communicator& comm, double skin = 0.2,
     domain::DeviceTransport* transport = nullptr);

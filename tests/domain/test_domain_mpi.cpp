@@ -250,7 +250,10 @@ TEST_CASE("a decomposed run's snapshot is one piece per rank and a .pvtu that na
   domain::migrate_to_owners(d, comm, w);
   w.step = 7;
   {
-    io::TissueWriter writer(dir, true, true, io::OutputPiece{rank, ranks});
+    io::OutputPiece piece;
+    piece.rank = rank;
+    piece.ranks = ranks;
+    io::TissueWriter writer(dir, true, true, piece);
     writer.write(w);
     writer.wait();
   }

@@ -13,9 +13,13 @@
 #     ranks, each ending in the same state;
 #  4. SIGTERM to mpirun stops every rank after the same step, with that step's checkpoint, from which the run
 #     goes on to the one-rank run's state;
-#  5. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
-#     scenario with a field (not decomposed yet), an output directory that holds another run, an unknown
-#     TISSUE_HALO_TRANSPORT.
+#  5. with a grid field coupled to the cells (tests/domain/decomposed_epidermis_tgfb.toml: a TGF-beta signal
+#     that the cells sample, secrete and take up), the runs on 2 and 4 ranks end in the one-rank run's state
+#     to the bit, field included; each field snapshot is one .pvti naming one .vti piece per rank; the 2-rank
+#     checkpoint restarts on 4 ranks;
+#  6. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
+#     field that excludes the cells' volume (not decomposed yet), an output directory that holds another run,
+#     an unknown TISSUE_HALO_TRANSPORT.
 set -eu
 tissue=$1 mpiexec=$2 scenario=$3 work=$4 python=$5 backend=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -89,6 +93,30 @@ run one_rank "$scenario" --backend "$backend" --steps $end --out sig_one
 $compare "checkpoint_$(printf %09d $end).h5" sig_one sig
 echo "stopped by SIGTERM after step $stopped, restarted to $end"
 
+# a grid field coupled to the cells, decomposed with them
+tgfb=$here/decomposed_epidermis_tgfb.toml
+run one_rank "$tgfb" --backend "$backend" --out tgfb_one
+run mpirun 2 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np2
+run mpirun 4 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np4
+run mpirun 4 "$tissue" run --restart tgfb_np2/checkpoint_000000100.h5 --backend "$backend" --out tgfb_np2_on_4
+$compare checkpoint_000000200.h5 tgfb_one tgfb_np2 tgfb_np4 tgfb_np2_on_4
+$compare checkpoint_000000100.h5 tgfb_one tgfb_np2 tgfb_np4
+for n in 2 4; do
+  test "$(grep -c '<Piece Extent=.* Source="tgfb_000000200_' "tgfb_np$n/tgfb_000000200.pvti")" -eq "$n" ||
+    { echo "tgfb_np$n/tgfb_000000200.pvti does not name $n pieces"; exit 1; }
+  grep -q 'tgfb_000000200.pvti' "tgfb_np$n/tgfb.pvd" ||
+    { echo "tgfb_np$n/tgfb.pvd does not name the .pvti"; exit 1; }
+done
+"$python" - <<'PY'
+import h5py
+with h5py.File("tgfb_one/checkpoint_000000200.h5") as f:
+    u = f["fields/tgfb/tgfb"][()]
+    g = f["tables/cells/tgfb"][()]
+assert u.min() < 0.199 or u.max() > 0.201, "the field did not change"
+assert abs(g).max() > 0, "the cells sampled nothing"
+print(f"tgfb: field {u.min():.4f}..{u.max():.4f}, at cells up to {abs(g).max():.4f}")
+PY
+
 # bad input: refused by rank 0 alone, exit status 2
 refused() {  # EXPECTED_TEXT COMMAND...
   expected=$1
@@ -100,8 +128,9 @@ refused() {  # EXPECTED_TEXT COMMAND...
 }
 refused "7 ranks cannot split" mpirun 7 "$tissue" run "$scenario" --backend "$backend" --out np7
 test ! -e np7 || { echo "np7 was created for a refused run"; exit 1; }
-tgfb=$here/../../scenarios/epidermis_tgfb.toml
-refused "cannot step the field 'tgfb'" mpirun 2 "$tissue" run "$tgfb" --backend "$backend" --out tgfb
+sed 's/^\[signal.tgfb\]$/[signal.tgfb]\nexclude_cells = true/' "$tgfb" >excluded.toml
+refused "exclude_cells" mpirun 2 "$tissue" run excluded.toml --backend "$backend" --out excluded
+test ! -e excluded || { echo "excluded was created for a refused run"; exit 1; }
 refused "not empty" mpirun 2 "$tissue" run "$scenario" --backend "$backend" --out np2
 refused "TISSUE_HALO_TRANSPORT must be unset" env TISSUE_HALO_TRANSPORT=nccl2 "$mpiexec" --oversubscribe -np 2 \
   "$tissue" run "$scenario" --backend "$backend" --out transport

@@ -1,0 +1,101 @@
+#pragma once
+/// @file signal_field_decomposed.hpp
+/// A signal field (signal_field.hpp) stepped on one rank of a decomposed run (one tissue over several GPUs,
+/// docs/multi_gpu.md): the rank advances the nodes of the grid its subdomain owns (domain::grid_block), with
+/// the sources of the cells near them, and keeps a ghost frame of nodes around its block current for its
+/// own cells' samples and for the stencil.
+///
+/// Each step:
+/// 1. The rank's cells release into the field (CellRelease: secretion less uptake at their centres, read in
+///    the block and its frame) and take part, with the other ranks' cells whose centres lie within the halo
+///    width of its subdomain (domain::HaloExchange, HaloMode::distinct: centre, id, rate), in the deposit
+///    gather of its block's nodes (DepositGather). Both cell sets are merged by id and binned on the whole
+///    box's grid with the whole tissue's z-bin cap, so that every node gathers the cells within a grid
+///    spacing of it in the undecomposed order.
+/// 2. The explicit step (SignalEuler) of the block's nodes, which reads the frame's first layer.
+/// 3. The frame is refilled from the neighbouring blocks (domain::GridHalo, through the host).
+/// On the CPU backend the field then equals the undecomposed run's to the bit (tests/domain).
+///
+/// The field keeps its whole shape on every rank: a rank's copy is current on its block and frame, the
+/// rest is what the last whole-field read (the run's start, a checkpoint) left there, and
+/// domain::gather_grid_fields_to_root() assembles the whole field on rank 0 for a checkpoint or a summary.
+/// The memory of the field is therefore not divided by the ranks, its work is; a grid over the tissue is
+/// small beside the tissue's elements (README, "Decomposed").
+///
+/// Fields that exclude the cells' volume (exclude_cells) are not decomposed: their occupancy gathers the
+/// other ranks' elements.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/core/table.hpp"
+#include "engine/core/world.hpp"
+#include "engine/domain/communicator.hpp"
+#include "engine/domain/decomposition.hpp"
+#include "engine/domain/grid_halo.hpp"
+#include "engine/domain/halo_exchange.hpp"
+#include "engine/exec/device_buffer.hpp"
+#include "engine/grid/grid.hpp"
+#include "engine/schedule/schedule.hpp"
+#include "engine/spatial/cell_list.hpp"
+#include "modules/coupling/signal_field.hpp"
+
+namespace tissue::coupling {
+
+/// One rank's signal field in a decomposed run (see the file comment).
+template <class Real>
+class DecomposedSignalField {
+ public:
+  /// @param params         the field's parameters
+  /// @param field          the field, at its whole shape and current on this rank's block and frame (kept by
+  ///                       reference; a field every rank composed alike is current everywhere)
+  /// @param decomposition  the box's decomposition (kept by reference); its halo width must reach a grid
+  ///                       spacing, and its blocks hold at least frame() nodes along x and y
+  /// @param comm           one rank per subdomain (kept by reference)
+  /// @throws InputError for exclude_cells, or a block narrower than the frame (domain::GridHalo);
+  ///         std::invalid_argument if the halo width is below the grid spacing.
+  DecomposedSignalField(const SignalFieldParams& params, GridField<Real>& field,
+                        const domain::Decomposition& decomposition, domain::Communicator& comm);
+
+  /// One explicit step of the field's block (ctx.dt). `world` holds this rank's cells in ascending id order,
+  /// their centres and flags current on the device, each centre outside the subdomain by at most the halo
+  /// frame() less 2 spacings (0 right after a migration). Collective.
+  /// @throws std::invalid_argument (on every rank alike) if a centre lies farther outside its subdomain.
+  void step(World& world, const StepContext& ctx);
+
+  /// Ghost layers around the block [nodes]: 2 + ceil(halo width / h), enough for the stencil and for the
+  /// samples of a cell up to the halo width outside the subdomain, or, where some rank's block along a split
+  /// axis is narrower, that block's width (and at least 2): then each step checks that the centres lie close
+  /// enough to their subdomains for it.
+  int frame() const { return halo_.width(); }
+  const domain::GridBlock& block() const { return halo_.block(); }
+  /// Ghost cells received at the last step.
+  std::size_t ghosts() const { return ghosts_.size(); }
+
+ private:
+  /// Refills the frame of the current buffer from the neighbouring blocks.
+  void refresh_frame();
+  /// The merged cells' clamped positions and rates on the device, in id order; returns their count.
+  std::size_t merge_cells(World& world);
+
+  SignalFieldParams params_;
+  GridField<Real>& field_;
+  const domain::Decomposition& decomposition_;
+  domain::Communicator& comm_;
+  domain::GridHalo<Real> halo_;
+  domain::HaloExchange cell_halo_;
+  Table own_{"signal_cells"}, ghosts_{"signal_ghosts"};
+  std::vector<Real> local_;          ///< the block and its frame, GridHalo's layout (host)
+  DeviceBuffer<Real> local_device_;  ///< the same on the device
+  DeviceBuffer<double> rate_, merged_rate_;
+  DeviceBuffer<float> px_, py_, pz_, mx_, my_, mz_;
+  DeviceBuffer<Real> source_;
+  CellList bins_;
+};
+
+extern template class DecomposedSignalField<float>;
+extern template class DecomposedSignalField<double>;
+
+}  // namespace tissue::coupling
