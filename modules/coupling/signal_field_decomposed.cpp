@@ -41,53 +41,36 @@ struct OnBlock {
   }
 };
 
-/// Copies between the whole grid's array and a block's framed local array (domain::GridHalo's layout):
-/// to_local copies the block's nodes (b over them); otherwise every local node (b over the framed array)
-/// that lies in the grid, wrapped on periodic axes, is copied back into the whole array.
+/// Copies listed nodes of every species between the whole grid's array and a compact buffer, species-major:
+/// to_compact compact[s count + r] = whole[s cells + node[r]], else the reverse.
 template <class Real>
-struct LocalCopy {
-  GridGeometry<Real> grid;
-  int i0, j0, block_nx, block_ny, width, local_nx, local_ny, species;
-  bool to_local;
+struct CopyNodes {
+  Span<const std::int64_t> node;
+  std::size_t count, cells;
+  int species;
+  bool to_compact;
   Real* whole;
-  Real* local;
-  TISSUE_HD void operator()(std::size_t b) const {
-    const auto lx = static_cast<std::size_t>(to_local ? block_nx : local_nx);
-    const auto ly = static_cast<std::size_t>(to_local ? block_ny : local_ny);
-    int li = static_cast<int>(b % lx), lj = static_cast<int>((b / lx) % ly);
-    const int k = static_cast<int>(b / (lx * ly));
-    if (!to_local) {
-      li -= width;
-      lj -= width;
-    }
-    int i = i0 + li, j = j0 + lj;
-    if (!wrap(i, grid.nx, grid.face[0] == GridBoundary::periodic) ||
-        !wrap(j, grid.ny, grid.face[2] == GridBoundary::periodic))
-      return;  // beyond a face that is not periodic: the whole grid's boundary rule serves it
-    const std::size_t at = (static_cast<std::size_t>(k) * static_cast<std::size_t>(local_ny) +
-                            static_cast<std::size_t>(lj + width)) *
-                               static_cast<std::size_t>(local_nx) +
-                           static_cast<std::size_t>(li + width);
-    const std::size_t local_cells = static_cast<std::size_t>(local_nx) * static_cast<std::size_t>(local_ny) *
-                                    static_cast<std::size_t>(grid.nz);
-    const std::size_t n = grid.index(i, j, k), cells = grid.cells();
+  Real* compact;
+  TISSUE_HD void operator()(std::size_t r) const {
+    const auto n = static_cast<std::size_t>(node[r]);
     for (int s = 0; s < species; ++s) {
       Real& w = whole[static_cast<std::size_t>(s) * cells + n];
-      Real& l = local[static_cast<std::size_t>(s) * local_cells + at];
-      if (to_local)
-        l = w;
+      Real& c = compact[static_cast<std::size_t>(s) * count + r];
+      if (to_compact)
+        c = w;
       else
-        w = l;
+        w = c;
     }
   }
-  /// Index i into [0, n) on a periodic axis; false when it lies outside a non-periodic one.
-  TISSUE_HD static bool wrap(int& i, int n, bool periodic) {
-    if (i >= 0 && i < n) return true;
-    if (!periodic) return false;
-    i = i < 0 ? i + n : i - n;
-    return true;
-  }
 };
+
+/// Index i into [0, n) on a periodic axis; false when it lies outside a non-periodic one.
+bool wrap_index(int& i, int n, bool periodic) {
+  if (i >= 0 && i < n) return true;
+  if (!periodic) return false;
+  i = i < 0 ? i + n : i - n;
+  return true;
+}
 
 bool has_sources(const SignalFieldParams& p) {
   return p.secretion[0] != 0.0 || p.secretion[1] != 0.0 || p.uptake[0] != 0.0 || p.uptake[1] != 0.0;
@@ -133,6 +116,33 @@ DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& para
     throw std::invalid_argument("decomposed signal field: halo width " +
                                 std::to_string(decomposition.halo_width()) + " below the grid spacing " +
                                 std::to_string(field.shape().h));
+  // the nodes the frame exchange reads (the block's within `width` of its sides, which GridHalo packs) and
+  // writes (the frame's that lie in the grid, wrapped; beyond a face that is not periodic the whole grid's
+  // boundary rule serves)
+  const domain::GridBlock& b = halo_.block();
+  const GridGeometry<Real>& g = field.geometry();
+  const int width = halo_.width();
+  std::vector<std::int64_t> ring_whole, frame_whole;
+  for (int k = 0; k < halo_.nz(); ++k)
+    for (int lj = -width; lj < b.ny() + width; ++lj)
+      for (int li = -width; li < b.nx() + width; ++li) {
+        const bool inside = li >= 0 && li < b.nx() && lj >= 0 && lj < b.ny();
+        if (inside) {
+          if (li < width || li >= b.nx() - width || lj < width || lj >= b.ny() - width) {
+            ring_local_.push_back(halo_.local_index(li, lj, k));
+            ring_whole.push_back(static_cast<std::int64_t>(g.index(b.i0 + li, b.j0 + lj, k)));
+          }
+          continue;
+        }
+        int i = b.i0 + li, j = b.j0 + lj;
+        if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
+            !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
+          continue;
+        frame_local_.push_back(halo_.local_index(li, lj, k));
+        frame_whole.push_back(static_cast<std::int64_t>(g.index(i, j, k)));
+      }
+  ring_nodes_.assign(ring_whole);
+  frame_nodes_.assign(frame_whole);
   for (Table* t : {&own_, &ghosts_}) {
     t->add_column<float>("cx");
     t->add_column<float>("cy");
@@ -276,31 +286,32 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
 
 template <class Real>
 void DecomposedSignalField<Real>::refresh_frame() {
-  const domain::GridBlock& b = halo_.block();
+  // only the block's sides cross to the host, and only the frame back
   const int species = field_.species_count();
-  const std::size_t local = static_cast<std::size_t>(species) * halo_.local_cells();
-  local_device_.ensure(local);
-  LocalCopy<Real> copy{field_.geometry(),
-                       b.i0,
-                       b.j0,
-                       b.nx(),
-                       b.ny(),
-                       halo_.width(),
-                       halo_.local_nx(),
-                       halo_.local_ny(),
-                       species,
-                       true,
-                       field_.current().data(),
-                       local_device_.span().data()};
-  exec::parallel_for(static_cast<std::size_t>(b.nx()) * static_cast<std::size_t>(b.ny()) *
-                         static_cast<std::size_t>(halo_.nz()),
-                     copy);
-  local_.resize(local);
-  local_device_.download(local_.data(), local);
+  const std::size_t ring = ring_local_.size(), frame = frame_local_.size(), cells = field_.cells();
+  const std::size_t local_cells = halo_.local_cells();
+  compact_.ensure(static_cast<std::size_t>(species) * std::max(ring, frame));
+  host_.resize(static_cast<std::size_t>(species) * std::max(ring, frame));
+  local_.resize(static_cast<std::size_t>(species) * local_cells);
+  if (ring > 0) {
+    exec::parallel_for(ring, CopyNodes<Real>{ring_nodes_.span(), ring, cells, species, true,
+                                             field_.current().data(), compact_.span().data()});
+    compact_.download(host_.data(), static_cast<std::size_t>(species) * ring);
+  }
+  for (int s = 0; s < species; ++s)
+    for (std::size_t r = 0; r < ring; ++r)
+      local_[static_cast<std::size_t>(s) * local_cells + ring_local_[r]] =
+          host_[static_cast<std::size_t>(s) * ring + r];
   halo_.exchange(local_);
-  local_device_.upload(local_.data(), local);
-  copy.to_local = false;
-  exec::parallel_for(halo_.local_cells(), copy);
+  for (int s = 0; s < species; ++s)
+    for (std::size_t r = 0; r < frame; ++r)
+      host_[static_cast<std::size_t>(s) * frame + r] =
+          local_[static_cast<std::size_t>(s) * local_cells + frame_local_[r]];
+  if (frame > 0) {
+    compact_.upload(host_.data(), static_cast<std::size_t>(species) * frame);
+    exec::parallel_for(frame, CopyNodes<Real>{frame_nodes_.span(), frame, cells, species, false,
+                                              field_.current().data(), compact_.span().data()});
+  }
 }
 
 template class DecomposedSignalField<float>;

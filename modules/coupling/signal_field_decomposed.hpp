@@ -13,7 +13,8 @@
 ///    box's grid with the whole tissue's z-bin cap, so that every node gathers the cells within a grid
 ///    spacing of it in the undecomposed order.
 /// 2. The explicit step (SignalEuler) of the block's nodes, which reads the frame's first layer.
-/// 3. The frame is refilled from the neighbouring blocks (domain::GridHalo, through the host).
+/// 3. The frame is refilled from the neighbouring blocks (domain::GridHalo, through the host: the block's
+///    nodes within the frame's width of its sides go down, the frame comes up).
 /// On the CPU backend the field then equals the undecomposed run's to the bit (tests/domain).
 ///
 /// The field keeps its whole shape on every rank: a rank's copy is current on its block and frame, the
@@ -87,8 +88,12 @@ class DecomposedSignalField {
   domain::GridHalo<Real> halo_;
   domain::HaloExchange cell_halo_;
   Table own_{"signal_cells"}, ghosts_{"signal_ghosts"};
-  std::vector<Real> local_;          ///< the block and its frame, GridHalo's layout (host)
-  DeviceBuffer<Real> local_device_;  ///< the same on the device
+  std::vector<Real> local_;  ///< the block and its frame, GridHalo's layout (host; its sides and frame used)
+  std::vector<std::size_t> ring_local_,
+      frame_local_;  ///< local indices of the exchange's nodes (constructor)
+  DeviceBuffer<std::int64_t> ring_nodes_, frame_nodes_;  ///< the same nodes' whole-grid indices
+  DeviceBuffer<Real> compact_;                           ///< their values, species-major
+  std::vector<Real> host_;                               ///< the same on the host
   DeviceBuffer<double> rate_, merged_rate_;
   DeviceBuffer<float> px_, py_, pz_, mx_, my_, mz_;
   DeviceBuffer<Real> source_;

@@ -15,8 +15,8 @@
 #     goes on to the one-rank run's state;
 #  5. with a grid field coupled to the cells (tests/domain/decomposed_epidermis_tgfb.toml: a TGF-beta signal
 #     that the cells sample, secrete and take up), the runs on 2 and 4 ranks end in the one-rank run's state
-#     to the bit, field included; each field snapshot is one .pvti naming one .vti piece per rank; the 2-rank
-#     checkpoint restarts on 4 ranks;
+#     to the bit, field included, in the periodic box and (4 ranks) in an open one; each field snapshot is one
+#     .pvti naming one .vti piece per rank; the 2-rank checkpoint restarts on 4 ranks;
 #  6. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
 #     field that excludes the cells' volume (not decomposed yet), an output directory that holds another run,
 #     an unknown TISSUE_HALO_TRANSPORT.
@@ -101,6 +101,11 @@ run mpirun 4 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np4
 run mpirun 4 "$tissue" run --restart tgfb_np2/checkpoint_000000100.h5 --backend "$backend" --out tgfb_np2_on_4
 $compare checkpoint_000000200.h5 tgfb_one tgfb_np2 tgfb_np4 tgfb_np2_on_4
 $compare checkpoint_000000100.h5 tgfb_one tgfb_np2 tgfb_np4
+# the same in an open box: zero-flux x and y faces, which the frame leaves to the whole grid's boundary rule
+sed 's/^periodic = true$/periodic = false/' "$tgfb" >tgfb_open.toml
+run one_rank tgfb_open.toml --backend "$backend" --out tgfb_open_one
+run mpirun 4 "$tissue" run tgfb_open.toml --backend "$backend" --out tgfb_open_np4
+$compare checkpoint_000000200.h5 tgfb_open_one tgfb_open_np4
 for n in 2 4; do
   test "$(grep -c '<Piece Extent=.* Source="tgfb_000000200_' "tgfb_np$n/tgfb_000000200.pvti")" -eq "$n" ||
     { echo "tgfb_np$n/tgfb_000000200.pvti does not name $n pieces"; exit 1; }
