@@ -54,7 +54,7 @@ if want tests; then
   # the MPI tests (ctest -L mpi) run the mpiexec the build machine found, /usr/bin/mpiexec: here the packed
   # OpenMPI's (bench/gpu_pack_mpi.sh), where there is one
   if [ ! -e /usr/bin/mpiexec ] && command -v mpirun >/dev/null; then ln -s "$(command -v mpirun)" /usr/bin/mpiexec; fi
-  OMP_NUM_THREADS=2 ctest --output-on-failure -j8 -E '^notebook[.]|^cli[.]paraview_state[.]|^cpu[.]domain_mpi[.]paraview_pieces$|^cpu[.]sbml[.]' \
+  OMP_NUM_THREADS=2 ctest --output-on-failure -j8 -E '^notebook[.]|^cli[.]paraview_state[.]|^cpu[.]domain_mpi[.]paraview_pieces$|^cpu[.]tissue_run_ranks[.]paraview_grid_pieces$|^cpu[.]sbml[.]' \
     > "$OUT/ctest.log" 2>&1
   rc=$?
   summary+=("tests: rc=$rc, $(grep -E 'tests passed' "$OUT/ctest.log"), $((SECONDS - start)) s")

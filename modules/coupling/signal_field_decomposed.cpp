@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 #include <string>
 
+#include "engine/exec/algorithms.hpp"
 #include "engine/exec/error.hpp"
 #include "engine/exec/parallel_for.hpp"
 #include "modules/coupling/grid_coupling_kernels.hpp"
@@ -14,7 +16,6 @@ namespace tissue::coupling {
 namespace {
 
 constexpr const char* kIdColumn = "id";
-constexpr const char* kRateColumn = "rate";
 
 /// The nodes of a block, [i0, i1) x [j0, j1) x [0, nz), as a range of 0-based indices, x fastest.
 struct BlockNodes {
@@ -72,6 +73,56 @@ bool wrap_index(int& i, int n, bool periodic) {
   return true;
 }
 
+/// Squared x-y distance of each owned centre from where it was at the rebuild; a NaN counts as infinite.
+struct SquaredMoves {
+  Span<const float> cx, cy, x0, y0;
+  Span<float> out;
+  TISSUE_HD void operator()(std::size_t c) const {
+    const float dx = cx[c] - x0[c], dy = cy[c] - y0[c];
+    const float d2 = dx * dx + dy * dy;
+    out[c] = d2 == d2 ? d2 : 3.0e38f;
+  }
+};
+
+/// The owned cells' centres and states (1 with the state bit, else 0) into their merged rows.
+struct OwnedToMerged {
+  Span<const std::int32_t> rows;
+  Span<const float> cx, cy, cz;
+  Span<const std::uint32_t> flags;
+  std::uint32_t state_bit;
+  Span<float> mx, my, mz, state;
+  TISSUE_HD void operator()(std::size_t c) const {
+    const auto r = static_cast<std::size_t>(rows[c]);
+    mx[r] = cx[c];
+    my[r] = cy[c];
+    mz[r] = cz[c];
+    state[r] = (flags[c] & state_bit) != 0 ? 1.0f : 0.0f;
+  }
+};
+
+/// Per merged cell: CellRelease's rate and clamped position, with the state from a float column. A ghost's
+/// rate reads the field at its centre: where the ghost deposits into the block, its nodes lie in the frame;
+/// elsewhere the rate is not used (its deposit weight on every node of the block is 0).
+template <class Real>
+struct MergedRelease {
+  GridGeometry<Real> grid;
+  double h;
+  const Real* u;
+  Span<const float> cx, cy, cz, state;
+  double secretion[2];
+  double uptake[2];
+  Span<double> rate;
+  Span<float> px, py, pz;
+  TISSUE_HD void operator()(std::size_t c) const {
+    const int s = state[c] != 0.0f ? 1 : 0;
+    const auto st = cic_stencil(grid, h, cx[c], cy[c], cz[c]);
+    double r = secretion[s];
+    if (uptake[s] != 0.0) r -= uptake[s] * cic_sample(grid, st, u, 0, nullptr);
+    rate[c] = r;
+    clamp_into_grid(grid, h, cx[c], cy[c], cz[c], px[c], py[c], pz[c]);
+  }
+};
+
 bool has_sources(const SignalFieldParams& p) {
   return p.secretion[0] != 0.0 || p.secretion[1] != 0.0 || p.uptake[0] != 0.0 || p.uptake[1] != 0.0;
 }
@@ -100,21 +151,23 @@ int frame_of(const domain::Decomposition& d, const GridShape& shape) {
 template <class Real>
 DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& params, GridField<Real>& field,
                                                    const domain::Decomposition& decomposition,
-                                                   domain::Communicator& comm)
+                                                   domain::Communicator& comm,
+                                                   domain::DeviceTransport* transport)
     : params_(params),
       field_(field),
       decomposition_(decomposition),
       comm_(comm),
       halo_(decomposition, comm, field.shape(), field.geometry(), field.species_count(),
             frame_of(decomposition, field.shape())),
-      cell_halo_(decomposition, comm, {"cx", "cy", "cz", kIdColumn, kRateColumn},
-                 domain::HaloMode::distinct) {
+      cell_halo_(decomposition, comm, {"cx", "cy", "cz", kIdColumn}, domain::HaloMode::distinct),
+      staged_(transport == nullptr ? std::make_unique<domain::StagedTransport>(comm) : nullptr),
+      device_halo_(transport == nullptr ? *staged_ : *transport) {
   if (params.exclude_cells)
     throw InputError("signal." + params.name +
                      ": a field that excludes the cells' volume (exclude_cells) does not run decomposed yet");
-  if (!(decomposition.halo_width() >= field.shape().h))
+  if (!(decomposition.halo_width() > field.shape().h))
     throw std::invalid_argument("decomposed signal field: halo width " +
-                                std::to_string(decomposition.halo_width()) + " below the grid spacing " +
+                                std::to_string(decomposition.halo_width()) + " not above the grid spacing " +
                                 std::to_string(field.shape().h));
   // the nodes the frame exchange reads (the block's within `width` of its sides, which GridHalo packs) and
   // writes (the frame's that lie in the grid, wrapped; beyond a face that is not periodic the whole grid's
@@ -148,19 +201,30 @@ DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& para
     t->add_column<float>("cy");
     t->add_column<float>("cz");
     t->add_column<std::int64_t>(kIdColumn);
-    t->add_column<double>(kRateColumn);
   }
 }
 
 template <class Real>
-std::size_t DecomposedSignalField<Real>::merge_cells(World& w) {
+DecomposedSignalField<Real>::~DecomposedSignalField() = default;
+
+template <class Real>
+void DecomposedSignalField<Real>::rebuild(World& w) {
   const std::size_t n = w.cells.size();
   own_.resize(n);
   if (n > 0) {
+    w.cx.download(n);
+    w.cy.download(n);
     w.cz.download(n);
     w.cell_id.download(n);
-    rate_.download(own_.column<double>(kRateColumn).host_data().data(), n);
   }
+  // the frame must hold the samples of the rank's cells
+  outside_ = comm_.max(decomposition_.outside(comm_.rank(), Span<const float>(w.cx.host_data().data(), n),
+                                              Span<const float>(w.cy.host_data().data(), n)));
+  if (frame_needed(outside_, field_.shape().h) > halo_.width())
+    throw std::invalid_argument("decomposed signal field: cell centres lie up to " +
+                                std::to_string(outside_) +
+                                " outside their subdomains, farther than the field's ghost frame of " +
+                                std::to_string(halo_.width()) + " nodes reaches: use fewer ranks");
   auto& cx = own_.column<float>("cx");
   auto& cy = own_.column<float>("cy");
   auto& cz = own_.column<float>("cz");
@@ -183,29 +247,49 @@ std::size_t DecomposedSignalField<Real>::merge_cells(World& w) {
   std::stable_sort(by_id.begin(), by_id.end(),
                    [&](std::size_t a, std::size_t b) { return ghost_id.host(a) < ghost_id.host(b); });
   std::vector<float> x(m), y(m), z(m);
-  std::vector<double> rate(m);
+  std::vector<std::int32_t> owned_rows(n), ghost_rows(g);
   std::size_t o = 0, k = 0;
   for (std::size_t r = 0; r < m; ++r) {
     const bool own = k == g || (o < n && id.host(o) < ghost_id.host(by_id[k]));
     Table& from = own ? own_ : ghosts_;
     const std::size_t row = own ? o++ : by_id[k++];
+    (own ? owned_rows[row] : ghost_rows[row]) = static_cast<std::int32_t>(r);
     x[r] = from.column<float>("cx").host(row);
     y[r] = from.column<float>("cy").host(row);
     z[r] = from.column<float>("cz").host(row);
-    rate[r] = from.column<double>(kRateColumn).host(row);
   }
-  if (m == 0) return 0;
+  merged_ = m;
   mx_.assign(x);
   my_.assign(y);
   mz_.assign(z);
-  merged_rate_.assign(rate);
-  px_.ensure(m);
-  py_.ensure(m);
-  pz_.ensure(m);
-  const GridGeometry<Real> geometry = field_.geometry();
-  exec::parallel_for(m, ElementClamp<Real>{geometry, field_.shape().h, mx_.span(), my_.span(), mz_.span(),
-                                           px_.span(), py_.span(), pz_.span()});
-  return m;
+  state_.resize(std::max<std::size_t>(m, 1));
+  owned_rows_.assign(owned_rows);
+
+  // the device halo: the same messages between merged rows
+  std::vector<domain::HaloRows> sends, receives;
+  for (domain::HaloExchange::SentRows& s : cell_halo_.sent_rows()) {
+    for (std::int32_t& row : s.rows) row = owned_rows[static_cast<std::size_t>(row)];
+    sends.push_back(domain::HaloRows{s.to, s.tag, std::move(s.rows)});
+  }
+  for (std::size_t msg = 0; msg < cell_halo_.receives().size(); ++msg) {
+    const domain::GhostRange& range = cell_halo_.ranges()[msg];
+    domain::HaloRows r{cell_halo_.receives()[msg].from, cell_halo_.receives()[msg].tag, {}};
+    for (std::size_t q = range.first; q < range.first + range.count; ++q) r.rows.push_back(ghost_rows[q]);
+    receives.push_back(std::move(r));
+  }
+  device_halo_.set_plan(sends, receives);
+
+  // where the owned centres were, for the moves since
+  cx0_.resize(n);
+  cy0_.resize(n);
+  moved_.resize(n);
+  exec::copy(Span<const float>(w.cx.span().data(), n), cx0_.span(), n);
+  exec::copy(Span<const float>(w.cy.span().data(), n), cy0_.span(), n);
+  tissue_cells_ = static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(n)));
+  revision_ = w.revision;
+  rows_ = n;
+  built_ = true;
+  ++rebuilds_;
 }
 
 template <class Real>
@@ -217,58 +301,62 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
   const BlockNodes block{b.i0, b.j0, b.nx(), b.ny()};
   const std::size_t block_nodes = static_cast<std::size_t>(b.nx()) * static_cast<std::size_t>(b.ny()) *
                                   static_cast<std::size_t>(field_.shape().nz);
-  // the undecomposed run deposits when it has cells; a node no cell reaches gathers 0 there, which leaves
-  // its step as it is without a source
-  const auto tissue_cells = static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(n)));
-  // how far the centres lie outside the subdomains: the frame must hold their samples (the deposits of the
-  // other ranks' cells come with the ghosts, which hold every cell within the halo width >= h of a subdomain)
-  if (n > 0) {
-    w.cx.download(n);
-    w.cy.download(n);
+
+  // rebuild after a change of any rank's cells, or once a cell of another rank could have come within a
+  // grid spacing of the block unseen (the halo sent every cell within its width: a move of width - h), or
+  // an owned centre could lie beyond what the frame holds; one reduction, a change counting as an infinite
+  // move (the rounding allowance as grn::DecomposedGeneNetwork's)
+  const bool changed = !built_ || w.revision != revision_ || n != rows_;
+  double moved = changed ? std::numeric_limits<double>::infinity() : 0.0;
+  if (!changed && n > 0) {
+    exec::parallel_for(n, SquaredMoves{w.cx.span(), w.cy.span(), cx0_.span(), cy0_.span(), moved_.span()});
+    moved = std::sqrt(static_cast<double>(exec::max_value(Span<const float>(moved_.span().data(), n))));
   }
-  const double outside =
-      comm_.max(decomposition_.outside(comm_.rank(), Span<const float>(w.cx.host_data().data(), n),
-                                       Span<const float>(w.cy.host_data().data(), n)));
-  if (frame_needed(outside, h) > halo_.width())
-    throw std::invalid_argument("decomposed signal field: cell centres lie up to " + std::to_string(outside) +
-                                " outside their subdomains, farther than the field's ghost frame of " +
-                                std::to_string(halo_.width()) + " nodes reaches: use fewer ranks");
-  bool sources = tissue_cells > 0 && has_sources(params_);
+  moved = comm_.max(moved);
+  const double margin = decomposition_.halo_width() - h;
+  const double allowance = margin * 2.44140625e-4 + std::max(w.box.lx, w.box.ly) * 3.814697265625e-6;
+  if (!(moved <= margin - allowance) || frame_needed(outside_ + moved, h) > halo_.width()) rebuild(w);
+
+  // the merged cells' releases and positions: the owned centres and states into their rows, the ghosts'
+  // from their owners; the deposits of the undecomposed run, where it has cells (a node no cell reaches
+  // gathers 0 there, which leaves its step as it is without a source)
+  const std::size_t m = merged_;
+  const bool sources = tissue_cells_ > 0 && has_sources(params_);
   if (sources) {
-    rate_.ensure(std::max<std::size_t>(n, 1));
-    px_.ensure(std::max<std::size_t>(n, 1));
-    py_.ensure(std::max<std::size_t>(n, 1));
-    pz_.ensure(std::max<std::size_t>(n, 1));
     if (n > 0)
-      exec::parallel_for(n, CellRelease<Real>{g,
+      exec::parallel_for(
+          n, OwnedToMerged{owned_rows_.span(), w.cx.span(), w.cy.span(), w.cz.span(), w.flags.span(),
+                           w.flag_bit(kStateFlag), mx_.span(), my_.span(), mz_.span(), state_.span()});
+    device_halo_.exchange({mx_.span().subspan(0, m), my_.span().subspan(0, m), mz_.span().subspan(0, m),
+                           state_.span().subspan(0, m)});
+  }
+  if (sources && m > 0) {
+    rate_.ensure(m);
+    px_.ensure(m);
+    py_.ensure(m);
+    pz_.ensure(m);
+    exec::parallel_for(m, MergedRelease<Real>{g,
                                               h,
                                               field_.current().data(),
-                                              0,
-                                              w.cx.span(),
-                                              w.cy.span(),
-                                              w.cz.span(),
-                                              w.flags.span(),
-                                              w.flag_bit(kStateFlag),
+                                              mx_.span(),
+                                              my_.span(),
+                                              mz_.span(),
+                                              state_.span(),
                                               {params_.secretion[0], params_.secretion[1]},
                                               {params_.uptake[0], params_.uptake[1]},
                                               rate_.span(),
                                               px_.span(),
                                               py_.span(),
                                               pz_.span()});
-    const std::size_t m = merge_cells(w);
-    sources = m > 0;
-    if (sources) {
-      source_.ensure(field_.cells());
-      const auto extent = static_cast<float>(g.nz * h);
-      bins_.build(px_.span(), py_.span(), pz_.span(), Span<const std::int32_t>(), m, w.box,
-                  static_cast<float>(h), std::max(extent, 3.0f * static_cast<float>(h)), tissue_cells);
-      exec::parallel_for(
-          block_nodes,
-          OnBlock<Real, DepositGather<Real>>{
-              g, block,
-              DepositGather<Real>{g, h, 1.0 / std::pow(h, field_.shape().dims()), bins_.view(),
-                                  Span<const double>(merged_rate_.span().data(), m), source_.span()}});
-    }
+    source_.ensure(field_.cells());
+    const auto extent = static_cast<float>(g.nz * h);
+    bins_.build(px_.span(), py_.span(), pz_.span(), Span<const std::int32_t>(), m, w.box,
+                static_cast<float>(h), std::max(extent, 3.0f * static_cast<float>(h)), tissue_cells_);
+    exec::parallel_for(block_nodes,
+                       OnBlock<Real, DepositGather<Real>>{
+                           g, block,
+                           DepositGather<Real>{g, h, 1.0 / std::pow(h, field_.shape().dims()), bins_.view(),
+                                               Span<const double>(rate_.span().data(), m), source_.span()}});
   }
   const auto inv_h2 = static_cast<Real>(1.0 / (h * h));
   const grid::Stencil stencil = field_.shape().dims() == 3 ? grid::Stencil::seven : grid::Stencil::five;
@@ -276,10 +364,11 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
       block_nodes,
       OnBlock<Real, SignalEuler<Real>>{
           g, block,
-          SignalEuler<Real>{
-              g, stencil, inv_h2, static_cast<Real>(params_.diffusivity), static_cast<Real>(params_.decay),
-              static_cast<Real>(ctx.dt), field_.current().data(),
-              sources ? Span<const Real>(source_.span()) : Span<const Real>(), field_.next().data()}});
+          SignalEuler<Real>{g, stencil, inv_h2, static_cast<Real>(params_.diffusivity),
+                            static_cast<Real>(params_.decay), static_cast<Real>(ctx.dt),
+                            field_.current().data(),
+                            sources && m > 0 ? Span<const Real>(source_.span()) : Span<const Real>(),
+                            field_.next().data()}});
   field_.swap();
   refresh_frame();
 }

@@ -6,15 +6,20 @@
 /// own cells' samples and for the stencil.
 ///
 /// Each step:
-/// 1. The rank's cells release into the field (CellRelease: secretion less uptake at their centres, read in
-///    the block and its frame) and take part, with the other ranks' cells whose centres lie within the halo
-///    width of its subdomain (domain::HaloExchange, HaloMode::distinct: centre, id, rate), in the deposit
-///    gather of its block's nodes (DepositGather). Both cell sets are merged by id and binned on the whole
-///    box's grid with the whole tissue's z-bin cap, so that every node gathers the cells within a grid
-///    spacing of it in the undecomposed order.
+/// 1. The rank's cells and the other ranks' cells whose centres lie within the halo width of its subdomain
+///    (its ghosts) release into the field (secretion less uptake at their centres, read in the block and its
+///    frame), and every node of the block gathers their deposits (DepositGather). Both cell sets are merged
+///    by id and binned on the whole box's grid with the whole tissue's z-bin cap, so that every node gathers
+///    the cells within a grid spacing of it in the undecomposed order.
 /// 2. The explicit step (SignalEuler) of the block's nodes, which reads the frame's first layer.
 /// 3. The frame is refilled from the neighbouring blocks (domain::GridHalo, through the host: the block's
 ///    nodes within the frame's width of its sides go down, the frame comes up).
+/// The merged cells are kept on the device from one rebuild to the next, as grn::DecomposedGeneNetwork's: at
+/// a rebuild (the first step, after any rank's cells changed, or once a cell could have moved a halo width
+/// less a grid spacing since) the ghosts come over domain::HaloExchange (HaloMode::distinct) and are merged
+/// on the host; every step the owned centres and states go into their merged rows on the device, and the
+/// ghosts' come from their owners over a domain::DeviceHalo. A ghost's release is computed here, from the
+/// field at its centre: where it deposits into the block, those nodes lie in the frame.
 /// On the CPU backend the field then equals the undecomposed run's to the bit (tests/domain).
 ///
 /// The field keeps its whole shape on every rank: a rank's copy is current on its block and frame, the
@@ -35,6 +40,7 @@
 #include "engine/core/world.hpp"
 #include "engine/domain/communicator.hpp"
 #include "engine/domain/decomposition.hpp"
+#include "engine/domain/device_halo.hpp"
 #include "engine/domain/grid_halo.hpp"
 #include "engine/domain/halo_exchange.hpp"
 #include "engine/exec/device_buffer.hpp"
@@ -53,12 +59,18 @@ class DecomposedSignalField {
   /// @param field          the field, at its whole shape and current on this rank's block and frame (kept by
   ///                       reference; a field every rank composed alike is current everywhere)
   /// @param decomposition  the box's decomposition (kept by reference); its halo width must reach a grid
-  ///                       spacing, and its blocks hold at least frame() nodes along x and y
+  ///                       spacing, and its blocks hold at least 2 nodes along x and y
   /// @param comm           one rank per subdomain (kept by reference)
   /// @throws InputError for exclude_cells, or a block narrower than the frame (domain::GridHalo);
   ///         std::invalid_argument if the halo width is below the grid spacing.
+  /// @param transport      the device transport of the ghosts' refreshes (kept by pointer); null: staged
+  ///                       through the host with `comm`
   DecomposedSignalField(const SignalFieldParams& params, GridField<Real>& field,
-                        const domain::Decomposition& decomposition, domain::Communicator& comm);
+                        const domain::Decomposition& decomposition, domain::Communicator& comm,
+                        domain::DeviceTransport* transport = nullptr);
+  ~DecomposedSignalField();
+  DecomposedSignalField(const DecomposedSignalField&) = delete;
+  DecomposedSignalField& operator=(const DecomposedSignalField&) = delete;
 
   /// One explicit step of the field's block (ctx.dt). `world` holds this rank's cells in ascending id order,
   /// their centres and flags current on the device, each centre outside the subdomain by at most the halo
@@ -72,14 +84,16 @@ class DecomposedSignalField {
   /// enough to their subdomains for it.
   int frame() const { return halo_.width(); }
   const domain::GridBlock& block() const { return halo_.block(); }
-  /// Ghost cells received at the last step.
+  /// Ghost cells received at the last rebuild.
   std::size_t ghosts() const { return ghosts_.size(); }
+  /// Rebuilds so far (file comment).
+  std::size_t rebuilds() const { return rebuilds_; }
 
  private:
   /// Refills the frame of the current buffer from the neighbouring blocks.
   void refresh_frame();
-  /// The merged cells' clamped positions and rates on the device, in id order; returns their count.
-  std::size_t merge_cells(World& world);
+  /// Receives the ghosts, merges them with the owned cells by id and sets up the device halo.
+  void rebuild(World& world);
 
   SignalFieldParams params_;
   GridField<Real>& field_;
@@ -87,15 +101,29 @@ class DecomposedSignalField {
   domain::Communicator& comm_;
   domain::GridHalo<Real> halo_;
   domain::HaloExchange cell_halo_;
+  std::unique_ptr<domain::DeviceTransport> staged_;  ///< the transport when none was given
+  domain::DeviceHalo device_halo_;
   Table own_{"signal_cells"}, ghosts_{"signal_ghosts"};
+  // the merged cells (owned and ghosts, by id), kept between rebuilds: centres, states (0 or 1), releases
+  // and clamped positions; the owned cells' merged rows; the owned centres at the rebuild and moves since
+  std::size_t merged_ = 0;
+  DeviceBuffer<float> mx_, my_, mz_, state_;
+  DeviceBuffer<std::int32_t> owned_rows_;
+  DeviceBuffer<float> cx0_, cy0_, moved_;
+  double outside_ = 0.0;          ///< how far the centres lay outside their subdomains at the rebuild
+  std::size_t tissue_cells_ = 0;  ///< all ranks' cells at the rebuild
+  std::uint64_t revision_ = 0;    ///< the world's revision at the rebuild
+  std::size_t rows_ = 0;          ///< the world's cells at the rebuild
+  bool built_ = false;
+  std::size_t rebuilds_ = 0;
   std::vector<Real> local_;  ///< the block and its frame, GridHalo's layout (host; its sides and frame used)
   std::vector<std::size_t> ring_local_,
       frame_local_;  ///< local indices of the exchange's nodes (constructor)
   DeviceBuffer<std::int64_t> ring_nodes_, frame_nodes_;  ///< the same nodes' whole-grid indices
   DeviceBuffer<Real> compact_;                           ///< their values, species-major
   std::vector<Real> host_;                               ///< the same on the host
-  DeviceBuffer<double> rate_, merged_rate_;
-  DeviceBuffer<float> px_, py_, pz_, mx_, my_, mz_;
+  DeviceBuffer<double> rate_;
+  DeviceBuffer<float> px_, py_, pz_;
   DeviceBuffer<Real> source_;
   CellList bins_;
 };

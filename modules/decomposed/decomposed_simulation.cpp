@@ -67,15 +67,16 @@ class DecomposedSignalFieldSystem final : public System {
  public:
   DecomposedSignalFieldSystem(const coupling::SignalFieldSystem<float>& original, GridField<float>& field,
                               std::shared_ptr<const domain::Decomposition> decomposition,
-                              domain::Communicator& comm)
+                              domain::Communicator& comm, domain::DeviceTransport* transport)
       : checks_(original.params(), field),
         access_(original.access()),
         decomposition_(std::move(decomposition)),
-        field_(original.params(), field, *decomposition_, comm) {}
+        field_(original.params(), field, *decomposition_, comm, transport) {}
   std::string name() const override { return checks_.name(); }
   AccessList access() const override { return access_; }
   void run(World& world, const StepContext& ctx) override { field_.step(world, ctx); }
   void check_step_length(double h) const override { checks_.check_step_length(h); }
+  const coupling::DecomposedSignalField<float>& field() const { return field_; }
 
  private:
   coupling::SignalFieldSystem<float> checks_;  ///< never run: its name and stability check
@@ -182,15 +183,18 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
     network_part = decomposed_network.get();
     sim.schedule.replace("gene_network", std::move(decomposed_network));
   }
+  std::vector<const DecomposedSignalFieldSystem*> signal_parts;
   for (std::size_t i = 0; i < signals.size(); ++i) {
     const std::string name = signals[i]->name();
-    sim.schedule.replace(name, std::make_unique<DecomposedSignalFieldSystem>(*signals[i], *signal_fields[i],
-                                                                             decomposition, comm));
+    auto system = std::make_unique<DecomposedSignalFieldSystem>(*signals[i], *signal_fields[i], decomposition,
+                                                                comm, transport);
+    signal_parts.push_back(system.get());
+    sim.schedule.replace(name, std::move(system));
   }
   sim.schedule.set_step_graphs(false);
 
   // the summary says how often the halos were rebuilt (the same on every rank: the decisions are collective)
-  sim.summary = [summary = sim.summary, sem_part, network_part, ranks = comm.size(),
+  sim.summary = [summary = sim.summary, sem_part, network_part, signal_parts, ranks = comm.size(),
                  grid = decomposition->grid()](World& world) {
     std::string text = summary ? summary(world) : "";
     text += std::string(text.empty() ? "" : "\n") + "one tissue over " + std::to_string(ranks) + " ranks (" +
@@ -198,6 +202,8 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
             std::to_string(sem_part->sem().rebuilds());
     if (network_part != nullptr)
       text += ", gene_network " + std::to_string(network_part->network().rebuilds());
+    for (const auto* part : signal_parts)
+      text += ", " + part->name() + " " + std::to_string(part->field().rebuilds());
     return text;
   };
   return decomposition;

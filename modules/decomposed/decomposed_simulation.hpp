@@ -29,9 +29,10 @@ namespace tissue {
 /// x-y distance of an element from its cell's centre (cells grow), and at least the gene network's neighbour
 /// distance and each signal field's grid spacing, plus `skin` [length]. Its systems run with one lane and the
 /// SEM builds its cell list every step, the setting in which a decomposed run equals the one-rank run of the
-/// same setting to the bit. The simulation's summary gains a line with the halo rebuilds of both systems.
-/// Collective.
-/// @param transport  the SEM halo's device transport (kept by pointer; null: staged through the host)
+/// same setting to the bit. The simulation's summary gains a line with the halo rebuilds of the decomposed
+/// systems. Collective.
+/// @param transport  the device transport of the halo refreshes (the SEM's, the gene network's, the signal
+///                   fields'; kept by pointer; null: staged through the host)
 /// @returns the decomposition (also held by the replaced systems)
 /// @throws InputError for a system or field that does not run decomposed, a rank count the box cannot be
 ///         split into (domain::choose_process_grid), or a signal field's grid whose blocks would be too
