@@ -42,29 +42,6 @@ struct OnBlock {
   }
 };
 
-/// Copies listed nodes of every species between the whole grid's array and a compact buffer, species-major:
-/// to_compact compact[s count + r] = whole[s cells + node[r]], else the reverse.
-template <class Real>
-struct CopyNodes {
-  Span<const std::int64_t> node;
-  std::size_t count, cells;
-  int species;
-  bool to_compact;
-  Real* whole;
-  Real* compact;
-  TISSUE_HD void operator()(std::size_t r) const {
-    const auto n = static_cast<std::size_t>(node[r]);
-    for (int s = 0; s < species; ++s) {
-      Real& w = whole[static_cast<std::size_t>(s) * cells + n];
-      Real& c = compact[static_cast<std::size_t>(s) * count + r];
-      if (to_compact)
-        c = w;
-      else
-        w = c;
-    }
-  }
-};
-
 /// Index i into [0, n) on a periodic axis; false when it lies outside a non-periodic one.
 bool wrap_index(int& i, int n, bool periodic) {
   if (i >= 0 && i < n) return true;
@@ -161,7 +138,9 @@ DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& para
             frame_of(decomposition, field.shape())),
       cell_halo_(decomposition, comm, {"cx", "cy", "cz", kIdColumn}, domain::HaloMode::distinct),
       staged_(transport == nullptr ? std::make_unique<domain::StagedTransport>(comm) : nullptr),
-      device_halo_(transport == nullptr ? *staged_ : *transport) {
+      device_halo_(transport == nullptr ? *staged_ : *transport),
+      frame_x_(transport == nullptr ? *staged_ : *transport),
+      frame_y_(transport == nullptr ? *staged_ : *transport) {
   if (params.exclude_cells)
     throw InputError("signal." + params.name +
                      ": a field that excludes the cells' volume (exclude_cells) does not run decomposed yet");
@@ -169,33 +148,7 @@ DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& para
     throw std::invalid_argument("decomposed signal field: halo width " +
                                 std::to_string(decomposition.halo_width()) + " not above the grid spacing " +
                                 std::to_string(field.shape().h));
-  // the nodes the frame exchange reads (the block's within `width` of its sides, which GridHalo packs) and
-  // writes (the frame's that lie in the grid, wrapped; beyond a face that is not periodic the whole grid's
-  // boundary rule serves)
-  const domain::GridBlock& b = halo_.block();
-  const GridGeometry<Real>& g = field.geometry();
-  const int width = halo_.width();
-  std::vector<std::int64_t> ring_whole, frame_whole;
-  for (int k = 0; k < halo_.nz(); ++k)
-    for (int lj = -width; lj < b.ny() + width; ++lj)
-      for (int li = -width; li < b.nx() + width; ++li) {
-        const bool inside = li >= 0 && li < b.nx() && lj >= 0 && lj < b.ny();
-        if (inside) {
-          if (li < width || li >= b.nx() - width || lj < width || lj >= b.ny() - width) {
-            ring_local_.push_back(halo_.local_index(li, lj, k));
-            ring_whole.push_back(static_cast<std::int64_t>(g.index(b.i0 + li, b.j0 + lj, k)));
-          }
-          continue;
-        }
-        int i = b.i0 + li, j = b.j0 + lj;
-        if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
-            !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
-          continue;
-        frame_local_.push_back(halo_.local_index(li, lj, k));
-        frame_whole.push_back(static_cast<std::int64_t>(g.index(i, j, k)));
-      }
-  ring_nodes_.assign(ring_whole);
-  frame_nodes_.assign(frame_whole);
+  set_frame_plans();
   for (Table* t : {&own_, &ghosts_}) {
     t->add_column<float>("cx");
     t->add_column<float>("cy");
@@ -374,36 +327,66 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
 }
 
 template <class Real>
-void DecomposedSignalField<Real>::refresh_frame() {
-  // only the block's sides cross to the host, and only the frame back
-  const int species = field_.species_count();
-  const std::size_t ring = ring_local_.size(), frame = frame_local_.size(), cells = field_.cells();
-  const std::size_t local_cells = halo_.local_cells();
-  compact_.ensure(static_cast<std::size_t>(species) * std::max(ring, frame));
-  host_.resize(static_cast<std::size_t>(species) * std::max(ring, frame));
-  local_.resize(static_cast<std::size_t>(species) * local_cells);
-  if (ring > 0) {
-    exec::parallel_for(ring, CopyNodes<Real>{ring_nodes_.span(), ring, cells, species, true,
-                                             field_.current().data(), compact_.span().data()});
-    compact_.download(host_.data(), static_cast<std::size_t>(species) * ring);
-  }
-  for (int s = 0; s < species; ++s)
-    for (std::size_t r = 0; r < ring; ++r)
-      local_[static_cast<std::size_t>(s) * local_cells + ring_local_[r]] =
-          host_[static_cast<std::size_t>(s) * ring + r];
-  halo_.exchange(local_);
-  for (int s = 0; s < species; ++s)
-    for (std::size_t r = 0; r < frame; ++r)
-      host_[static_cast<std::size_t>(s) * frame + r] =
-          local_[static_cast<std::size_t>(s) * local_cells + frame_local_[r]];
-  if (frame > 0) {
-    compact_.upload(host_.data(), static_cast<std::size_t>(species) * frame);
-    exec::parallel_for(frame, CopyNodes<Real>{frame_nodes_.span(), frame, cells, species, false,
-                                              field_.current().data(), compact_.span().data()});
+void DecomposedSignalField<Real>::set_frame_plans() {
+  // GridHalo's two phases as device halos between nodes of the whole grid's array: x (the block's rows),
+  // then y (the block's width, and the x frame's when x is split, so that the corners arrive). Only split
+  // axes exchange: along an axis that is not split the frame's nodes are the rank's own (periodic) or lie
+  // beyond a face (whose rule the whole grid applies). Messages are tagged by the direction they travel.
+  enum Tag : int { to_low_x = 1, to_high_x = 2, to_low_y = 3, to_high_y = 4 };
+  const domain::GridBlock& b = halo_.block();
+  const GridGeometry<Real>& g = field_.geometry();
+  const int w = halo_.width(), nz = halo_.nz();
+  const auto [ix, iy] = decomposition_.coords(comm_.rank());
+  const domain::ProcessGrid grid = decomposition_.grid();
+  // the nodes li in [a0, a1), lj in [c0, c1) (block-relative, every k) that lie in the grid, k, j, i order
+  const auto rows = [&](int a0, int a1, int c0, int c1) {
+    std::vector<std::int32_t> out;
+    for (int k = 0; k < nz; ++k)
+      for (int lj = c0; lj < c1; ++lj)
+        for (int li = a0; li < a1; ++li) {
+          int i = b.i0 + li, j = b.j0 + lj;
+          if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
+              !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
+            continue;
+          out.push_back(static_cast<std::int32_t>(g.index(i, j, k)));
+        }
+    return out;
+  };
+  for (int phase = 0; phase < 2; ++phase) {
+    const bool x = phase == 0;
+    if ((x ? grid.px : grid.py) < 2) continue;
+    const int low = x ? decomposition_.rank_at(ix - 1, iy) : decomposition_.rank_at(ix, iy - 1);
+    const int high = x ? decomposition_.rank_at(ix + 1, iy) : decomposition_.rank_at(ix, iy + 1);
+    const int n = x ? b.nx() : b.ny();
+    const int across0 = x ? 0 : (grid.px > 1 ? -w : 0),
+              across1 = x ? b.ny() : (grid.px > 1 ? b.nx() + w : b.nx());
+    const auto slab = [&](int a0, int a1) {
+      return x ? rows(a0, a1, across0, across1) : rows(across0, across1, a0, a1);
+    };
+    const int tag_low = x ? to_low_x : to_low_y, tag_high = x ? to_high_x : to_high_y;
+    std::vector<domain::HaloRows> sends, receives;
+    if (low >= 0) {
+      sends.push_back({low, tag_low, slab(0, w)});
+      receives.push_back({low, tag_high, slab(-w, 0)});  // what the low neighbour sends up
+    }
+    if (high >= 0) {
+      sends.push_back({high, tag_high, slab(n - w, n)});
+      receives.push_back({high, tag_low, slab(n, n + w)});
+    }
+    (x ? frame_x_ : frame_y_).set_plan(sends, receives);
+    (x ? exchange_x_ : exchange_y_) = true;
   }
 }
 
+template <class Real>
+void DecomposedSignalField<Real>::refresh_frame() {
+  // on the device, phase by phase (the y messages carry the x frame's corners)
+  std::vector<Span<float>> species;
+  for (int s = 0; s < field_.species_count(); ++s) species.push_back(field_.current(s));
+  if (exchange_x_) frame_x_.exchange(species);
+  if (exchange_y_) frame_y_.exchange(species);
+}
+
 template class DecomposedSignalField<float>;
-template class DecomposedSignalField<double>;
 
 }  // namespace tissue::coupling

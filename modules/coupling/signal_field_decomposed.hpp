@@ -12,8 +12,9 @@
 ///    by id and binned on the whole box's grid with the whole tissue's z-bin cap, so that every node gathers
 ///    the cells within a grid spacing of it in the undecomposed order.
 /// 2. The explicit step (SignalEuler) of the block's nodes, which reads the frame's first layer.
-/// 3. The frame is refilled from the neighbouring blocks (domain::GridHalo, through the host: the block's
-///    nodes within the frame's width of its sides go down, the frame comes up).
+/// 3. The frame is refilled from the neighbouring blocks on the device: domain::GridHalo's two phases (x,
+///    then y with the corners) as two domain::DeviceHalo plans between nodes of the field's array, along the
+///    split axes only.
 /// The merged cells are kept on the device from one rebuild to the next, as grn::DecomposedGeneNetwork's: at
 /// a rebuild (the first step, after any rank's cells changed, or once a cell could have moved a halo width
 /// less a grid spacing since) the ghosts come over domain::HaloExchange (HaloMode::distinct) and are merged
@@ -34,6 +35,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "engine/core/table.hpp"
@@ -51,9 +53,12 @@
 
 namespace tissue::coupling {
 
-/// One rank's signal field in a decomposed run (see the file comment).
+/// One rank's signal field in a decomposed run (see the file comment). Real = float: the device halos move
+/// float values (the coupling's signal fields are float).
 template <class Real>
 class DecomposedSignalField {
+  static_assert(std::is_same_v<Real, float>, "DecomposedSignalField: the device halos move float fields");
+
  public:
   /// @param params         the field's parameters
   /// @param field          the field, at its whole shape and current on this rank's block and frame (kept by
@@ -92,6 +97,8 @@ class DecomposedSignalField {
  private:
   /// Refills the frame of the current buffer from the neighbouring blocks.
   void refresh_frame();
+  /// The device halos of the frame's two phases (constructor).
+  void set_frame_plans();
   /// Receives the ghosts, merges them with the owned cells by id and sets up the device halo.
   void rebuild(World& world);
 
@@ -102,7 +109,9 @@ class DecomposedSignalField {
   domain::GridHalo<Real> halo_;
   domain::HaloExchange cell_halo_;
   std::unique_ptr<domain::DeviceTransport> staged_;  ///< the transport when none was given
-  domain::DeviceHalo device_halo_;
+  domain::DeviceHalo device_halo_;                   ///< the ghost cells' refreshes
+  domain::DeviceHalo frame_x_, frame_y_;  ///< the frame's phases, along x then y (set_frame_plans())
+  bool exchange_x_ = false, exchange_y_ = false;
   Table own_{"signal_cells"}, ghosts_{"signal_ghosts"};
   // the merged cells (owned and ghosts, by id), kept between rebuilds: centres, states (0 or 1), releases
   // and clamped positions; the owned cells' merged rows; the owned centres at the rebuild and moves since
@@ -116,12 +125,7 @@ class DecomposedSignalField {
   std::size_t rows_ = 0;          ///< the world's cells at the rebuild
   bool built_ = false;
   std::size_t rebuilds_ = 0;
-  std::vector<Real> local_;  ///< the block and its frame, GridHalo's layout (host; its sides and frame used)
-  std::vector<std::size_t> ring_local_,
-      frame_local_;  ///< local indices of the exchange's nodes (constructor)
-  DeviceBuffer<std::int64_t> ring_nodes_, frame_nodes_;  ///< the same nodes' whole-grid indices
-  DeviceBuffer<Real> compact_;                           ///< their values, species-major
-  std::vector<Real> host_;                               ///< the same on the host
+  ///< the same on the host
   DeviceBuffer<double> rate_;
   DeviceBuffer<float> px_, py_, pz_;
   DeviceBuffer<Real> source_;
@@ -129,6 +133,5 @@ class DecomposedSignalField {
 };
 
 extern template class DecomposedSignalField<float>;
-extern template class DecomposedSignalField<double>;
 
 }  // namespace tissue::coupling

@@ -14,8 +14,8 @@
 #  4. SIGTERM to mpirun stops every rank after the same step, with that step's checkpoint, from which the run
 #     goes on to the one-rank run's state;
 #  5. with a grid field coupled to the cells (tests/domain/decomposed_epidermis_tgfb.toml: a TGF-beta signal
-#     that the cells sample, secrete and take up), the runs on 2 and 4 ranks end in the one-rank run's state
-#     to the bit, field included, in the periodic box and (4 ranks) in an open one; each field snapshot is one
+#     that the cells sample, secrete and take up), the runs on 2, 4 and 6 ranks (2 x 1, 4 x 1, 3 x 2) end in
+#     the one-rank run's state to the bit, field included, in the periodic box and (4 ranks) in an open one; each field snapshot is one
 #     .pvti naming one .vti piece per rank; the 2-rank checkpoint restarts on 4 ranks;
 #  6. bad input is refused once, by rank 0, with exit status 2: more ranks than the box can be split into, a
 #     field that excludes the cells' volume (not decomposed yet), an output directory that holds another run,
@@ -98,8 +98,10 @@ tgfb=$here/decomposed_epidermis_tgfb.toml
 run one_rank "$tgfb" --backend "$backend" --out tgfb_one
 run mpirun 2 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np2
 run mpirun 4 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np4
+run mpirun 6 "$tissue" run "$tgfb" --backend "$backend" --out tgfb_np6  # 3 x 2: the frame's corners
+grep -q "one tissue over 6 ranks (3 x 2)" log.txt || { cat log.txt; echo "np6: not a 3 x 2 grid"; exit 1; }
 run mpirun 4 "$tissue" run --restart tgfb_np2/checkpoint_000000100.h5 --backend "$backend" --out tgfb_np2_on_4
-$compare checkpoint_000000200.h5 tgfb_one tgfb_np2 tgfb_np4 tgfb_np2_on_4
+$compare checkpoint_000000200.h5 tgfb_one tgfb_np2 tgfb_np4 tgfb_np6 tgfb_np2_on_4
 $compare checkpoint_000000100.h5 tgfb_one tgfb_np2 tgfb_np4
 # the same in an open box: zero-flux x and y faces, which the frame leaves to the whole grid's boundary rule
 sed 's/^periodic = true$/periodic = false/' "$tgfb" >tgfb_open.toml
