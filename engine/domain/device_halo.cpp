@@ -100,6 +100,28 @@ void StagedTransport::exchange(const std::vector<DeviceMessage>& sends,
   }
 }
 
+void DeviceHalo::set_plan(const HaloExchange& halo,
+                          const std::function<std::int32_t(std::int32_t)>& owned_row,
+                          const std::vector<std::int32_t>& ghost_rows) {
+  std::vector<HaloRows> sends, receives;
+  for (HaloExchange::SentRows& s : halo.sent_rows()) {
+    for (std::int32_t& row : s.rows) row = owned_row(row);
+    sends.push_back(HaloRows{s.to, s.tag, std::move(s.rows)});
+  }
+  for (std::size_t m = 0; m < halo.receives().size(); ++m) {
+    const GhostRange& range = halo.ranges()[m];
+    if (range.first + range.count > ghost_rows.size())
+      throw std::invalid_argument("device halo: ghost rows up to " +
+                                  std::to_string(range.first + range.count) + ", merged rows given for " +
+                                  std::to_string(ghost_rows.size()));
+    HaloRows r{halo.receives()[m].from, halo.receives()[m].tag, {}};
+    r.rows.assign(ghost_rows.begin() + static_cast<std::ptrdiff_t>(range.first),
+                  ghost_rows.begin() + static_cast<std::ptrdiff_t>(range.first + range.count));
+    receives.push_back(std::move(r));
+  }
+  set_plan(sends, receives);
+}
+
 void DeviceHalo::set_plan(const std::vector<HaloRows>& sends, const std::vector<HaloRows>& receives) {
   max_row_ = -1;
   std::vector<std::int32_t> per_row;

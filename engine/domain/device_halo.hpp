@@ -13,10 +13,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "engine/domain/communicator.hpp"
+#include "engine/domain/halo_exchange.hpp"
 #include "engine/exec/device_buffer.hpp"
 
 namespace tissue::domain {
@@ -85,6 +87,12 @@ class DeviceHalo {
   /// Sets the plan (uploads the row indices). Rows index the arrays later passed to exchange().
   /// @throws std::invalid_argument for a negative row.
   void set_plan(const std::vector<HaloRows>& sends, const std::vector<HaloRows>& receives);
+  /// Sets the plan of `halo`'s last build() between the rows of merged arrays (owned and ghost rows in one
+  /// array): a row r of the owned table it sent goes out from merged row owned_row(r), ghost row g comes into
+  /// merged row ghost_rows[g].
+  /// @throws std::invalid_argument as set_plan() above, or for a ghost row beyond ghost_rows.
+  void set_plan(const HaloExchange& halo, const std::function<std::int32_t(std::int32_t)>& owned_row,
+                const std::vector<std::int32_t>& ghost_rows);
 
   /// Sends the planned rows of `columns` and writes the received values into the planned rows of the same
   /// columns (each at least as long as the largest row index + 1, on the active backend). Collective.

@@ -92,7 +92,7 @@ class GridWriter final : public SnapshotWriter {
     const ImageExtent e = piece_.grid_block(s.nx, s.ny, s.nz, s.h, piece_.rank);
     const GridGeometry<Real>& g = field_.geometry();
     std::vector<VtkArray> arrays;
-    std::vector<Real> values;
+    std::vector<Real> values, first;  // the first species' values: the view's colour range
     for (int sp = 0; sp < field_.species_count(); ++sp) {
       values.clear();
       const Real* u = field_.host().data() + static_cast<std::size_t>(sp) * n;
@@ -101,6 +101,7 @@ class GridWriter final : public SnapshotWriter {
           for (int i = e.i0; i <= e.i1; ++i) values.push_back(u[g.index(i, j, k)]);
       arrays.push_back(
           VtkArray::of(field_.species_names()[static_cast<std::size_t>(sp)], values.data(), values.size()));
+      if (sp == 0) first = values;
     }
     const std::string base = field_.name() + "_" + tag;
     write_vti_piece(dir_ / (base + "_" + std::to_string(piece_.rank) + ".vti"), whole, e, origin, s.h,
@@ -115,17 +116,8 @@ class GridWriter final : public SnapshotWriter {
                           piece_.grid_block(s.nx, s.ny, s.nz, s.h, r));
     write_pvti(dir_ / (base + ".pvti"), whole, origin, s.h, arrays, pieces);
     series_.add(world.time, base + ".pvti");
-    // the first species of this piece: the colour range of the view
-    const std::size_t first = static_cast<std::size_t>(e.i1 - e.i0 + 1) *
-                              static_cast<std::size_t>(e.j1 - e.j0 + 1) *
-                              static_cast<std::size_t>(e.k1 - e.k0 + 1);
-    values.clear();
-    const Real* u = field_.host().data();
-    for (int k = e.k0; k <= e.k1; ++k)
-      for (int j = e.j0; j <= e.j1; ++j)
-        for (int i = e.i0; i <= e.i1; ++i) values.push_back(u[g.index(i, j, k)]);
-    series_.set_view(
-        SeriesView::grid(s.nz, field_.species_names().front(), value_range(values.data(), first), bounds));
+    series_.set_view(SeriesView::grid(s.nz, field_.species_names().front(),
+                                      value_range(first.data(), first.size()), bounds));
   }
 
   std::filesystem::path dir_;

@@ -239,30 +239,6 @@ void write_vtu_triangles(const std::filesystem::path& path, const std::vector<fl
   });
 }
 
-void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
-               double spacing, const std::vector<VtkArray>& arrays) {
-  const auto n =
-      static_cast<std::uint64_t>(nx) * static_cast<std::uint64_t>(ny) * static_cast<std::uint64_t>(nz);
-  for (const auto& a : arrays)
-    if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
-      throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per grid point");
-  std::ostringstream xml;
-  xml << std::setprecision(17);
-  const std::string extent =
-      "0 " + std::to_string(nx - 1) + " 0 " + std::to_string(ny - 1) + " 0 " + std::to_string(nz - 1);
-  xml << "<?xml version=\"1.0\"?>\n"
-      << "<VTKFile type=\"ImageData\" version=\"1.0\" byte_order=\"LittleEndian\" header_type=\"UInt64\">\n"
-      << "  <ImageData WholeExtent=\"" << extent << "\" Origin=\"" << origin[0] << " " << origin[1] << " "
-      << origin[2] << "\" Spacing=\"" << spacing << " " << spacing << " " << spacing << "\">\n"
-      << "    <Piece Extent=\"" << extent << "\">\n      <PointData>\n";
-  AtomicWriter out(path);
-  out.write(xml.str());
-  for (const auto& a : arrays)
-    data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
-  out.write("      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n");
-  out.commit();
-}
-
 namespace {
 std::string extent_text(const ImageExtent& e) {
   return std::to_string(e.i0) + " " + std::to_string(e.i1) + " " + std::to_string(e.j0) + " " +
@@ -282,8 +258,7 @@ void write_vti_piece(const std::filesystem::path& path, const ImageExtent& whole
                  static_cast<std::uint64_t>(piece.k1 - piece.k0 + 1);
   for (const auto& a : arrays)
     if (a.bytes.size() != n * static_cast<std::uint64_t>(a.components) * type_size(a.type))
-      throw std::invalid_argument("VTK array '" + a.name +
-                                  "' does not have one value per point of its piece");
+      throw std::invalid_argument("VTK array '" + a.name + "' does not have one value per grid point");
   std::ostringstream xml;
   xml << std::setprecision(17);
   xml << "<?xml version=\"1.0\"?>\n"
@@ -298,6 +273,12 @@ void write_vti_piece(const std::filesystem::path& path, const ImageExtent& whole
     data_array(out, a.type, a.name, a.components, a.bytes.data(), a.bytes.size(), "        ");
   out.write("      </PointData>\n    </Piece>\n  </ImageData>\n</VTKFile>\n");
   out.commit();
+}
+
+void write_vti(const std::filesystem::path& path, int nx, int ny, int nz, const double origin[3],
+               double spacing, const std::vector<VtkArray>& arrays) {
+  const ImageExtent whole{0, nx - 1, 0, ny - 1, 0, nz - 1};
+  write_vti_piece(path, whole, whole, origin, spacing, arrays);
 }
 
 void write_pvti(const std::filesystem::path& path, const ImageExtent& whole, const double origin[3],

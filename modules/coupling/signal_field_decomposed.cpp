@@ -50,17 +50,6 @@ bool wrap_index(int& i, int n, bool periodic) {
   return true;
 }
 
-/// Squared x-y distance of each owned centre from where it was at the rebuild; a NaN counts as infinite.
-struct SquaredMoves {
-  Span<const float> cx, cy, x0, y0;
-  Span<float> out;
-  TISSUE_HD void operator()(std::size_t c) const {
-    const float dx = cx[c] - x0[c], dy = cy[c] - y0[c];
-    const float d2 = dx * dx + dy * dy;
-    out[c] = d2 == d2 ? d2 : 3.0e38f;
-  }
-};
-
 /// The owned cells' centres and states (1 with the state bit, else 0) into their merged rows.
 struct OwnedToMerged {
   Span<const std::int32_t> rows;
@@ -219,25 +208,11 @@ void DecomposedSignalField<Real>::rebuild(World& w) {
   owned_rows_.assign(owned_rows);
 
   // the device halo: the same messages between merged rows
-  std::vector<domain::HaloRows> sends, receives;
-  for (domain::HaloExchange::SentRows& s : cell_halo_.sent_rows()) {
-    for (std::int32_t& row : s.rows) row = owned_rows[static_cast<std::size_t>(row)];
-    sends.push_back(domain::HaloRows{s.to, s.tag, std::move(s.rows)});
-  }
-  for (std::size_t msg = 0; msg < cell_halo_.receives().size(); ++msg) {
-    const domain::GhostRange& range = cell_halo_.ranges()[msg];
-    domain::HaloRows r{cell_halo_.receives()[msg].from, cell_halo_.receives()[msg].tag, {}};
-    for (std::size_t q = range.first; q < range.first + range.count; ++q) r.rows.push_back(ghost_rows[q]);
-    receives.push_back(std::move(r));
-  }
-  device_halo_.set_plan(sends, receives);
+  device_halo_.set_plan(
+      cell_halo_, [&](std::int32_t row) { return owned_rows[static_cast<std::size_t>(row)]; }, ghost_rows);
 
   // where the owned centres were, for the moves since
-  cx0_.resize(n);
-  cy0_.resize(n);
-  moved_.resize(n);
-  exec::copy(Span<const float>(w.cx.span().data(), n), cx0_.span(), n);
-  exec::copy(Span<const float>(w.cy.span().data(), n), cy0_.span(), n);
+  moves_.reset(w.cx.span(), w.cy.span(), n);
   tissue_cells_ = static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(n)));
   revision_ = w.revision;
   rows_ = n;
@@ -261,10 +236,7 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
   // move (the rounding allowance as grn::DecomposedGeneNetwork's)
   const bool changed = !built_ || w.revision != revision_ || n != rows_;
   double moved = changed ? std::numeric_limits<double>::infinity() : 0.0;
-  if (!changed && n > 0) {
-    exec::parallel_for(n, SquaredMoves{w.cx.span(), w.cy.span(), cx0_.span(), cy0_.span(), moved_.span()});
-    moved = std::sqrt(static_cast<double>(exec::max_value(Span<const float>(moved_.span().data(), n))));
-  }
+  if (!changed) moved = moves_.largest(w.cx.span(), w.cy.span(), n);
   moved = comm_.max(moved);
   const double margin = decomposition_.halo_width() - h;
   const double allowance = margin * 2.44140625e-4 + std::max(w.box.lx, w.box.ly) * 3.814697265625e-6;

@@ -40,6 +40,7 @@
 
 #include "engine/core/table.hpp"
 #include "engine/core/world.hpp"
+#include "engine/domain/centre_moves.hpp"
 #include "engine/domain/communicator.hpp"
 #include "engine/domain/decomposition.hpp"
 #include "engine/domain/device_halo.hpp"
@@ -118,7 +119,7 @@ class DecomposedSignalField {
   std::size_t merged_ = 0;
   DeviceBuffer<float> mx_, my_, mz_, state_;
   DeviceBuffer<std::int32_t> owned_rows_;
-  DeviceBuffer<float> cx0_, cy0_, moved_;
+  domain::CentreMoves moves_;     ///< the owned centres' moves since the rebuild
   double outside_ = 0.0;          ///< how far the centres lay outside their subdomains at the rebuild
   std::size_t tissue_cells_ = 0;  ///< all ranks' cells at the rebuild
   std::uint64_t revision_ = 0;    ///< the world's revision at the rebuild

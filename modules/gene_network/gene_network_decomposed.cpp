@@ -73,17 +73,6 @@ struct MergedToOwned {
   }
 };
 
-/// Squared x-y distance of each owned centre from where it was at the rebuild; a NaN counts as infinite.
-struct SquaredMoves {
-  Span<const float> cx, cy, x0, y0;
-  Span<float> out;
-  TISSUE_HD void operator()(std::size_t c) const {
-    const float dx = cx[c] - x0[c], dy = cy[c] - y0[c];
-    const float d2 = dx * dx + dy * dy;
-    out[c] = d2 == d2 ? d2 : 3.0e38f;
-  }
-};
-
 }  // namespace
 
 /// Between the stages: the ghosts' midpoint species from their owners, over the device halo.
@@ -195,25 +184,11 @@ void DecomposedGeneNetwork::rebuild(World& world) {
   owned_rows_.assign(owned_rows);
 
   // the device halo: the same messages between merged rows
-  std::vector<domain::HaloRows> sends, receives;
-  for (domain::HaloExchange::SentRows& s : halo_->sent_rows()) {
-    for (std::int32_t& row : s.rows) row = owned_rows[static_cast<std::size_t>(row)];
-    sends.push_back(domain::HaloRows{s.to, s.tag, std::move(s.rows)});
-  }
-  for (std::size_t m = 0; m < halo_->receives().size(); ++m) {
-    const domain::GhostRange& range = halo_->ranges()[m];
-    domain::HaloRows r{halo_->receives()[m].from, halo_->receives()[m].tag, {}};
-    for (std::size_t k = range.first; k < range.first + range.count; ++k) r.rows.push_back(ghost_rows[k]);
-    receives.push_back(std::move(r));
-  }
-  device_halo_.set_plan(sends, receives);
+  device_halo_.set_plan(
+      *halo_, [&](std::int32_t row) { return owned_rows[static_cast<std::size_t>(row)]; }, ghost_rows);
 
   // where the owned centres were, for the moves since
-  cx0_.resize(cells);
-  cy0_.resize(cells);
-  moved_.resize(cells);
-  exec::copy(Span<const float>(world.cx.span().data(), cells), cx0_.span(), cells);
-  exec::copy(Span<const float>(world.cy.span().data(), cells), cy0_.span(), cells);
+  moves_.reset(world.cx.span(), world.cy.span(), cells);
 
   // the neighbour search's z bins and the lanes as the undecomposed run's
   const auto tissue_cells = static_cast<std::size_t>(comm_.sum(static_cast<std::int64_t>(cells)));
@@ -239,11 +214,7 @@ void DecomposedGeneNetwork::step(World& world, const StepContext& ctx) {
   // reduction: a change counts as an infinite move.
   const bool changed = !merged_ || world.revision != revision_ || cells != rows_;
   double moved = changed ? std::numeric_limits<double>::infinity() : 0.0;
-  if (!changed && cells > 0) {
-    exec::parallel_for(
-        cells, SquaredMoves{world.cx.span(), world.cy.span(), cx0_.span(), cy0_.span(), moved_.span()});
-    moved = std::sqrt(static_cast<double>(exec::max_value(Span<const float>(moved_.span().data(), cells))));
-  }
+  if (!changed) moved = moves_.largest(world.cx.span(), world.cy.span(), cells);
   moved = comm_.max(moved);
   const double allowance = margin_ * 2.44140625e-4 + std::max(world.box.lx, world.box.ly) * 3.814697265625e-6;
   if (!(2.0 * moved <= margin_ - allowance)) rebuild(world);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/domain/centre_moves.hpp"
 #include "engine/domain/communicator.hpp"
 #include "engine/domain/decomposition.hpp"
 #include "engine/domain/device_halo.hpp"
@@ -88,7 +89,7 @@ class DecomposedGeneNetwork {
   std::unique_ptr<GeneNetworkSystem> owned_system_, merged_system_;
   std::unique_ptr<World> merged_;          ///< owned and ghost cells by id, kept between rebuilds
   DeviceBuffer<std::int32_t> owned_rows_;  ///< the merged row of each owned cell (world row order)
-  DeviceBuffer<float> cx0_, cy0_, moved_;  ///< owned centres at the rebuild; squared moves since
+  domain::CentreMoves moves_;              ///< the owned centres' moves since the rebuild
   double margin_ = 0.0;                    ///< [length] (file comment)
   std::uint64_t revision_ = 0;             ///< the world's revision at the last rebuild
   std::size_t rows_ = 0;                   ///< the world's cells at the last rebuild

@@ -370,18 +370,7 @@ void DecomposedSem::rebuild(World& world) {
     const auto c = static_cast<std::size_t>(world.cell.host(static_cast<std::size_t>(e)));
     return merged.first.host(static_cast<std::size_t>(merged_cell[c])) + (e - world.first.host(c));
   };
-  std::vector<domain::HaloRows> sends, receives;
-  for (domain::HaloExchange::SentRows& s : halo_.sent_rows()) {
-    for (std::int32_t& row : s.rows) row = merged_row(row);
-    sends.push_back(domain::HaloRows{s.to, s.tag, std::move(s.rows)});
-  }
-  for (std::size_t m = 0; m < halo_.receives().size(); ++m) {
-    const domain::GhostRange& range = halo_.ranges()[m];
-    domain::HaloRows r{halo_.receives()[m].from, halo_.receives()[m].tag, {}};
-    for (std::size_t g = range.first; g < range.first + range.count; ++g) r.rows.push_back(ghost_row[g]);
-    receives.push_back(std::move(r));
-  }
-  device_halo_.set_plan(sends, receives);
+  device_halo_.set_plan(halo_, merged_row, ghost_row);
 
   // the margin: the halo width less the cut-off less the farthest an element lies outside its subdomain
   const double outside =
