@@ -12,6 +12,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -69,6 +70,16 @@ struct GridGeometry {
     return load(u + index(i, j, k));
   }
 
+  /// Maps node (i, j, k), each index outside the grid by at most its size, into the grid as sample() does
+  /// (periodic wrap, Neumann mirror). Returns -1 when it did, else the Dirichlet face the node lies beyond
+  /// (its value is dirichlet[face][s]; the indices are then left partly unmapped).
+  TISSUE_HD int resolve_node(int& i, int& j, int& k) const {
+    if (!resolve(i, nx, 0)) return i < 0 ? 0 : 1;
+    if (!resolve(j, ny, 2)) return j < 0 ? 2 : 3;
+    if (!resolve(k, nz, 4)) return k < 0 ? 4 : 5;
+    return -1;
+  }
+
  private:
   struct PlainLoad {
     TISSUE_HD Real operator()(const Real* p) const { return *p; }
@@ -105,7 +116,24 @@ GridGeometry<Real> make_grid_geometry(const GridShape& shape, const std::array<G
   return g;
 }
 
+/// The device state of a GridField held by another object: one rank's block and ghost frame of a field
+/// decomposed over the ranks (coupling::DecomposedSignalField). GridField::download() and upload() go
+/// through it (GridField::hold_elsewhere()).
+template <class Real>
+class GridStorage {
+ public:
+  virtual ~GridStorage() = default;
+  /// Writes the nodes it holds into `host`, the whole grid's mirror (species-major, the field's layout);
+  /// leaves the other nodes as they are.
+  virtual void download(std::vector<Real>& host) = 0;
+  /// Sets the nodes it holds from `host` (whose values at those nodes must be current).
+  virtual void upload(const std::vector<Real>& host) = 0;
+  /// Device memory it holds [bytes].
+  virtual std::size_t bytes() const = 0;
+};
+
 /// S species on a grid, double-buffered on the active backend, with a host mirror of the current state.
+/// A field decomposed over ranks hands its device state to a GridStorage (hold_elsewhere()).
 template <class Real>
 class GridField final : public FieldBase {
  public:
@@ -140,23 +168,47 @@ class GridField final : public FieldBase {
   std::size_t cells() const { return shape_.cells(); }
 
   /// Current state, species-major (cells() values per species).
-  Span<Real> current() { return current_.span(); }
-  Span<Real> current(int s) {
-    return current_.span().subspan(static_cast<std::size_t>(s) * cells(), cells());
-  }
+  /// @throws std::logic_error when the state is held elsewhere (resident() false), as next() and swap().
+  Span<Real> current() { return resident_buffer(current_).span(); }
+  Span<Real> current(int s) { return current().subspan(static_cast<std::size_t>(s) * cells(), cells()); }
   /// The buffer a step writes; swap() makes it current.
-  Span<Real> next() { return next_.span(); }
-  Span<Real> next(int s) { return next_.span().subspan(static_cast<std::size_t>(s) * cells(), cells()); }
-  void swap() { current_.swap(next_); }
+  Span<Real> next() { return resident_buffer(next_).span(); }
+  Span<Real> next(int s) { return next().subspan(static_cast<std::size_t>(s) * cells(), cells()); }
+  void swap() { resident_buffer(current_).swap(next_); }
+
+  /// Hands the device state to `storage` (not null) and frees this field's device buffers: from then on
+  /// download() and upload() go through it, and current(), next() and swap() throw. The host mirror stays
+  /// at the whole grid's shape.
+  void hold_elsewhere(std::shared_ptr<GridStorage<Real>> storage) {
+    if (!storage) throw std::invalid_argument("grid field '" + name() + "': no storage to hold it");
+    storage_ = std::move(storage);
+    current_ = DeviceBuffer<Real>();
+    next_ = DeviceBuffer<Real>();
+  }
+  /// False once hold_elsewhere() handed the device state over.
+  bool resident() const { return storage_ == nullptr; }
 
   /// Host mirror of the current state (species-major).
   std::vector<Real>& host() { return host_; }
   Real& host_at(int s, int i, int j, int k) {
     return host_[static_cast<std::size_t>(s) * cells() + geometry_.index(i, j, k)];
   }
-  void download() override { current_.download(host_.data(), host_.size()); }
-  void upload() override { current_.upload(host_.data(), host_.size()); }
-  std::size_t bytes() const override { return 2 * host_.size() * sizeof(Real); }
+  void download() override {
+    if (storage_)
+      storage_->download(host_);
+    else
+      current_.download(host_.data(), host_.size());
+  }
+  void upload() override {
+    if (storage_)
+      storage_->upload(host_);
+    else
+      current_.upload(host_.data(), host_.size());
+  }
+  /// Device bytes of the two buffers, or of the GridStorage that holds the state.
+  std::size_t bytes() const override {
+    return storage_ ? storage_->bytes() : 2 * host_.size() * sizeof(Real);
+  }
   /// One (nz, ny, nx) array per species, named after it.
   std::vector<HostArray> host_arrays() override {
     std::vector<HostArray> out;
@@ -171,11 +223,19 @@ class GridField final : public FieldBase {
   double grid_spacing() const override { return shape_.h; }
 
  private:
+  DeviceBuffer<Real>& resident_buffer(DeviceBuffer<Real>& b) {
+    if (storage_)
+      throw std::logic_error("grid field '" + name() +
+                             "': its device state is held by its decomposed blocks (GridStorage)");
+    return b;
+  }
+
   GridShape shape_;
   std::vector<std::string> species_;
   GridGeometry<Real> geometry_;
   DeviceBuffer<Real> current_, next_;
   std::vector<Real> host_;
+  std::shared_ptr<GridStorage<Real>> storage_;  ///< the device state when held elsewhere
 };
 
 }  // namespace tissue

@@ -10,6 +10,7 @@
 #include "engine/exec/config.hpp"
 #include "engine/exec/math.hpp"
 #include "engine/grid/grid.hpp"
+#include "engine/grid/grid_window.hpp"
 
 namespace tissue::grid {
 
@@ -79,12 +80,18 @@ TISSUE_HD CicStencil cic_stencil(const GridGeometry<Real>& g, double h, double x
   return st;
 }
 
+/// Stencil of a point on a rank's window of a decomposed grid: the whole grid's stencil.
+template <class Real>
+TISSUE_HD CicStencil cic_stencil(const GridWindow<Real>& w, double h, double x, double y, double z) {
+  return cic_stencil(w.grid, h, x, y, z);
+}
+
 /// Trilinear interpolant of species s (data u) and its gradient at a stencil's point; boundaries as in
 /// GridGeometry::sample (periodic wrap, Neumann mirror, Dirichlet ghost value). Exact for a field linear
 /// in x, y, z between the outermost nodes. `gradient` (3 values, [1/length] x field units) may be null.
-template <class Real>
-TISSUE_HD double cic_sample(const GridGeometry<Real>& g, const CicStencil& st, const Real* u, int s,
-                            double* gradient) {
+/// Geometry: GridGeometry<Real>, or the GridWindow of a decomposed grid (u then in its local layout).
+template <class Real, class Geometry>
+TISSUE_HD double cic_sample(const Geometry& g, const CicStencil& st, const Real* u, int s, double* gradient) {
   double value = 0.0, gx = 0.0, gy = 0.0, gz = 0.0;
   const int na = st.axis[0].single ? 1 : 2, nb = st.axis[1].single ? 1 : 2, nc = st.axis[2].single ? 1 : 2;
   for (int c = 0; c < nc; ++c)

@@ -61,10 +61,11 @@ TISSUE_HD Real seven_point(Real n, Real w, Real c, Real e, Real s, Real up, Real
   return (((n + s) + (w + e)) + (up + down) - Real(6) * c) * inv_h2;
 }
 
-/// L(u) of species s at node (i, j, k), boundaries applied.
-template <class Real>
-TISSUE_HD Real laplacian(Stencil stencil, const GridGeometry<Real>& g, const Real* u, int s, int i, int j,
-                         int k, Real inv_h2) {
+/// L(u) of species s at node (i, j, k), boundaries applied. Geometry: GridGeometry<Real>, or a GridWindow
+/// (grid_window.hpp) for a rank's block of a decomposed grid (index(i, j, k) and sample() of its nodes).
+template <class Real, class Geometry>
+TISSUE_HD Real laplacian(Stencil stencil, const Geometry& g, const Real* u, int s, int i, int j, int k,
+                         Real inv_h2) {
   const Real c = u[g.index(i, j, k)];
   const Real e = g.sample(u, s, i + 1, j, k), w = g.sample(u, s, i - 1, j, k);
   const Real n = g.sample(u, s, i, j + 1, k), so = g.sample(u, s, i, j - 1, k);

@@ -37,9 +37,11 @@ using grid::deposit_weight;
 
 /// Per cell: samples species `species` of a grid field at the cell centre -> value[c], and its gradient
 /// -> gradient[d * stride + c] when `gradient` is not empty (3 components, species-major layout).
-template <class Real>
+/// Geometry: GridGeometry<Real>, or the GridWindow of a rank's block of a decomposed field (u in its local
+/// layout; the window must hold the nodes around every centre).
+template <class Real, class Geometry = GridGeometry<Real>>
 struct SampleAtCells {
-  GridGeometry<Real> grid;
+  Geometry grid;
   double h;
   const Real* u;  ///< current field data (all species)
   int species;
@@ -141,6 +143,10 @@ struct DepositGather {
   TISSUE_HD void operator()(std::size_t n) const {
     int i = 0, j = 0, k = 0;
     grid::node_of(grid, n, i, j, k);
+    source[n] = at(i, j, k);
+  }
+  /// The source at node (i, j, k) of the whole grid.
+  TISSUE_HD Real at(int i, int j, int k) const {
     const float x = static_cast<float>((i + 0.5) * h), y = static_cast<float>((j + 0.5) * h),
                 z = grid.nz == 1 ? 0.0f : static_cast<float>((k + 0.5) * h);
     double sum = 0.0;
@@ -149,14 +155,16 @@ struct DepositGather {
       const double w = deposit_weight(grid, st, i, j, k);
       if (w != 0.0) sum += w * rate[static_cast<std::size_t>(q.tag)];
     });
-    source[n] = static_cast<Real>(sum * inv_volume);
+    return static_cast<Real>(sum * inv_volume);
   }
 };
 
 /// Explicit Euler step of du/dt = D L(u) - lambda u + source for species 0 of a one-species field.
-template <class Real>
+/// Geometry: GridGeometry<Real> (operator(), per node of the grid), or the GridWindow of a rank's block of
+/// a decomposed field (step(), per node of the block, u and out in the window's local layout).
+template <class Real, class Geometry = GridGeometry<Real>>
 struct SignalEuler {
-  GridGeometry<Real> grid;
+  Geometry grid;
   grid::Stencil stencil;
   Real inv_h2, diffusivity, decay, dt;
   const Real* u;
@@ -166,10 +174,14 @@ struct SignalEuler {
   TISSUE_HD void operator()(std::size_t n) const {
     int i = 0, j = 0, k = 0;
     grid::node_of(grid, n, i, j, k);
+    step(n, n, i, j, k);
+  }
+  /// The step of node (i, j, k) (whole-grid indices), at index n of u and out and `at` of source.
+  TISSUE_HD void step(std::size_t n, std::size_t at, int i, int j, int k) const {
     const Real c = u[n];
     const Real lap = grid::laplacian(stencil, grid, u, 0, i, j, k, inv_h2);
     Real du = diffusivity * lap - decay * c;
-    if (!source.empty()) du += source[n];
+    if (!source.empty()) du += source[at];
     out[n] = c + dt * du;
   }
 };

@@ -275,11 +275,13 @@ template <class Real>
 double field_amount(GridField<Real>& field) {
   const double volume = std::pow(field.shape().h, field.shape().dims());
   const std::size_t nodes = field.cells();
-  if (field.species_count() < 2)
-    return exec::sum(Span<const Real>(field.current().subspan(0, nodes))) * volume;
+  // a field decomposed over ranks holds no device state: its host mirror (whole on rank 0 after a gather)
+  DeviceBuffer<Real> copy;
+  if (!field.resident()) copy.assign(field.host());
+  const Span<Real> u = field.resident() ? field.current() : copy.span();
+  if (field.species_count() < 2) return exec::sum(Span<const Real>(u.subspan(0, nodes))) * volume;
   DeviceBuffer<Real> product(nodes);  // alpha u
-  exec::parallel_for(nodes,
-                     Product<Real>{field.current().data(), field.current().data() + nodes, product.span()});
+  exec::parallel_for(nodes, Product<Real>{u.data(), u.data() + nodes, product.span()});
   return exec::sum(Span<const Real>(product.span())) * volume;
 }
 template double field_amount<float>(GridField<float>&);

@@ -116,7 +116,8 @@ class SignalFieldSystem final : public System {
 };
 
 /// Total amount of species 0 in the field, sum u h^dims, or sum alpha u h^dims when the field carries the
-/// free fraction alpha as species 1 (cells excluded), on the active backend [amount].
+/// free fraction alpha as species 1 (cells excluded), on the active backend [amount]. A field whose device
+/// state is held elsewhere (GridField::resident() false) is summed from its host mirror.
 template <class Real>
 double field_amount(GridField<Real>& field);
 

@@ -29,16 +29,28 @@ struct BlockNodes {
   }
 };
 
-/// Runs a per-node functor of the whole grid on the block's nodes only.
-template <class Real, class F>
-struct OnBlock {
-  GridGeometry<Real> grid;
+/// Per node of the block: its source (DepositGather::at), in block order.
+template <class Real>
+struct BlockDeposit {
   BlockNodes block;
-  F f;
+  DepositGather<Real> gather;
+  Span<Real> source;
   TISSUE_HD void operator()(std::size_t b) const {
     int i = 0, j = 0, k = 0;
     block.node(b, i, j, k);
-    f(grid.index(i, j, k));
+    source[b] = gather.at(i, j, k);
+  }
+};
+
+/// Per node of the block: the explicit step, in the window's local layout (sources in block order).
+template <class Real>
+struct BlockEuler {
+  BlockNodes block;
+  SignalEuler<Real, GridWindow<Real>> euler;
+  TISSUE_HD void operator()(std::size_t b) const {
+    int i = 0, j = 0, k = 0;
+    block.node(b, i, j, k);
+    euler.step(euler.grid.index(i, j, k), b, i, j, k);
   }
 };
 
@@ -68,10 +80,11 @@ struct OwnedToMerged {
 
 /// Per merged cell: CellRelease's rate and clamped position, with the state from a float column. A ghost's
 /// rate reads the field at its centre: where the ghost deposits into the block, its nodes lie in the frame;
-/// elsewhere the rate is not used (its deposit weight on every node of the block is 0).
+/// elsewhere the rate is not used (its deposit weight on every node of the block is 0; the window reads 0
+/// for the nodes it does not hold).
 template <class Real>
 struct MergedRelease {
-  GridGeometry<Real> grid;
+  GridWindow<Real> grid;
   double h;
   const Real* u;
   Span<const float> cx, cy, cz, state;
@@ -85,7 +98,7 @@ struct MergedRelease {
     double r = secretion[s];
     if (uptake[s] != 0.0) r -= uptake[s] * cic_sample(grid, st, u, 0, nullptr);
     rate[c] = r;
-    clamp_into_grid(grid, h, cx[c], cy[c], cz[c], px[c], py[c], pz[c]);
+    clamp_into_grid(grid.grid, h, cx[c], cy[c], cz[c], px[c], py[c], pz[c]);
   }
 };
 
@@ -114,6 +127,25 @@ int frame_of(const domain::Decomposition& d, const GridShape& shape) {
 
 }  // namespace
 
+/// The window's two device buffers (local layout) and the nodes of it that hold the field's values.
+template <class Real>
+struct DecomposedSignalField<Real>::Storage final : GridStorage<Real> {
+  DeviceBuffer<Real> current, next;
+  std::vector<std::size_t> local, whole;  ///< the held nodes: local and whole-grid indices
+
+  void download(std::vector<Real>& host) override {
+    std::vector<Real> window(current.size());
+    current.download(window.data(), window.size());
+    for (std::size_t n = 0; n < local.size(); ++n) host[whole[n]] = window[local[n]];
+  }
+  void upload(const std::vector<Real>& host) override {
+    std::vector<Real> window(current.size(), Real(0));
+    for (std::size_t n = 0; n < local.size(); ++n) window[local[n]] = host[whole[n]];
+    current.upload(window.data(), window.size());
+  }
+  std::size_t bytes() const override { return (current.size() + next.size()) * sizeof(Real); }
+};
+
 template <class Real>
 DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& params, GridField<Real>& field,
                                                    const domain::Decomposition& decomposition,
@@ -137,6 +169,28 @@ DecomposedSignalField<Real>::DecomposedSignalField(const SignalFieldParams& para
     throw std::invalid_argument("decomposed signal field: halo width " +
                                 std::to_string(decomposition.halo_width()) + " not above the grid spacing " +
                                 std::to_string(field.shape().h));
+  if (field.species_count() != 1)
+    throw std::invalid_argument("decomposed signal field '" + params.name + "': one species, not " +
+                                std::to_string(field.species_count()));
+  const domain::GridBlock& b = halo_.block();
+  // a frame along the split axes only: along the others the block spans the grid
+  const int frame = halo_.width();
+  window_ = GridWindow<Real>{field.geometry(),
+                             b.i0,
+                             b.j0,
+                             b.nx(),
+                             b.ny(),
+                             decomposition.grid().px > 1 ? frame : 0,
+                             decomposition.grid().py > 1 ? frame : 0};
+  // the window's share of the whole field, which every rank holds; the field keeps only its host mirror
+  storage_ = std::make_shared<Storage>();
+  storage_->current.resize(window_.cells());
+  storage_->next.resize(window_.cells());
+  storage_->next.zero();
+  set_held_nodes();
+  field.download();
+  storage_->upload(field.host());
+  field.hold_elsewhere(storage_);
   set_frame_plans();
   for (Table* t : {&own_, &ghosts_}) {
     t->add_column<float>("cx");
@@ -224,6 +278,8 @@ template <class Real>
 void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
   const std::size_t n = w.cells.size();
   const GridGeometry<Real> g = field_.geometry();
+  const GridWindow<Real>& win = window_;
+  Storage& u = *storage_;
   const double h = field_.shape().h;
   const domain::GridBlock& b = halo_.block();
   const BlockNodes block{b.i0, b.j0, b.nx(), b.ny()};
@@ -260,9 +316,9 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
     px_.ensure(m);
     py_.ensure(m);
     pz_.ensure(m);
-    exec::parallel_for(m, MergedRelease<Real>{g,
+    exec::parallel_for(m, MergedRelease<Real>{win,
                                               h,
-                                              field_.current().data(),
+                                              u.current.data(),
                                               mx_.span(),
                                               my_.span(),
                                               mz_.span(),
@@ -273,34 +329,67 @@ void DecomposedSignalField<Real>::step(World& w, const StepContext& ctx) {
                                               px_.span(),
                                               py_.span(),
                                               pz_.span()});
-    source_.ensure(field_.cells());
+    source_.ensure(block_nodes);
     const auto extent = static_cast<float>(g.nz * h);
     bins_.build(px_.span(), py_.span(), pz_.span(), Span<const std::int32_t>(), m, w.box,
                 static_cast<float>(h), std::max(extent, 3.0f * static_cast<float>(h)), tissue_cells_);
-    exec::parallel_for(block_nodes,
-                       OnBlock<Real, DepositGather<Real>>{
-                           g, block,
+    exec::parallel_for(
+        block_nodes,
+        BlockDeposit<Real>{block,
                            DepositGather<Real>{g, h, 1.0 / std::pow(h, field_.shape().dims()), bins_.view(),
-                                               Span<const double>(rate_.span().data(), m), source_.span()}});
+                                               Span<const double>(rate_.span().data(), m), Span<Real>()},
+                           source_.span()});
   }
   const auto inv_h2 = static_cast<Real>(1.0 / (h * h));
   const grid::Stencil stencil = field_.shape().dims() == 3 ? grid::Stencil::seven : grid::Stencil::five;
   exec::parallel_for(
       block_nodes,
-      OnBlock<Real, SignalEuler<Real>>{
-          g, block,
-          SignalEuler<Real>{g, stencil, inv_h2, static_cast<Real>(params_.diffusivity),
-                            static_cast<Real>(params_.decay), static_cast<Real>(ctx.dt),
-                            field_.current().data(),
-                            sources && m > 0 ? Span<const Real>(source_.span()) : Span<const Real>(),
-                            field_.next().data()}});
-  field_.swap();
+      BlockEuler<Real>{
+          block,
+          SignalEuler<Real, GridWindow<Real>>{
+              win, stencil, inv_h2, static_cast<Real>(params_.diffusivity), static_cast<Real>(params_.decay),
+              static_cast<Real>(ctx.dt), u.current.data(),
+              sources && m > 0 ? Span<const Real>(source_.span()) : Span<const Real>(), u.next.data()}});
+  u.current.swap(u.next);
   refresh_frame();
 }
 
 template <class Real>
+void DecomposedSignalField<Real>::sample(World& w) {
+  const std::size_t n = w.cells.size();
+  if (n == 0) return;
+  auto& value = w.cells.column<float>(field_.name());
+  auto& gradient = w.cells.column<float>(field_.name() + "_gradient");
+  exec::parallel_for(n, SampleAtCells<Real, GridWindow<Real>>{
+                            window_, field_.shape().h, storage_->current.data(), 0, w.cx.span(), w.cy.span(),
+                            w.cz.span(), value.span(), gradient.span(), w.cells.capacity()});
+}
+
+template <class Real>
+void DecomposedSignalField<Real>::set_held_nodes() {
+  // the block, and the frame along the split axes (with the corners where both are): what the frame's
+  // exchange fills; along an axis that is not split the frame is never read
+  const GridGeometry<Real>& g = field_.geometry();
+  const domain::GridBlock& b = halo_.block();
+  const int x0 = -window_.wx, x1 = b.nx() + window_.wx;
+  const int y0 = -window_.wy, y1 = b.ny() + window_.wy;
+  storage_->local.clear();
+  storage_->whole.clear();
+  for (int k = 0; k < g.nz; ++k)
+    for (int lj = y0; lj < y1; ++lj)
+      for (int li = x0; li < x1; ++li) {
+        int i = b.i0 + li, j = b.j0 + lj;
+        if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
+            !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
+          continue;
+        storage_->local.push_back(window_.local_index(li, lj, k));
+        storage_->whole.push_back(g.index(i, j, k));
+      }
+}
+
+template <class Real>
 void DecomposedSignalField<Real>::set_frame_plans() {
-  // GridHalo's two phases as device halos between nodes of the whole grid's array: x (the block's rows),
+  // GridHalo's two phases as device halos between nodes of the window: x (the block's rows),
   // then y (the block's width, and the x frame's when x is split, so that the corners arrive). Only split
   // axes exchange: along an axis that is not split the frame's nodes are the rank's own (periodic) or lie
   // beyond a face (whose rule the whole grid applies). Messages are tagged by the direction they travel.
@@ -320,7 +409,7 @@ void DecomposedSignalField<Real>::set_frame_plans() {
           if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
               !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
             continue;
-          out.push_back(static_cast<std::int32_t>(g.index(i, j, k)));
+          out.push_back(static_cast<std::int32_t>(window_.local_index(li, lj, k)));
         }
     return out;
   };
@@ -353,10 +442,9 @@ void DecomposedSignalField<Real>::set_frame_plans() {
 template <class Real>
 void DecomposedSignalField<Real>::refresh_frame() {
   // on the device, phase by phase (the y messages carry the x frame's corners)
-  std::vector<Span<float>> species;
-  for (int s = 0; s < field_.species_count(); ++s) species.push_back(field_.current(s));
-  if (exchange_x_) frame_x_.exchange(species);
-  if (exchange_y_) frame_y_.exchange(species);
+  const std::vector<Span<float>> values{storage_->current.span()};
+  if (exchange_x_) frame_x_.exchange(values);
+  if (exchange_y_) frame_y_.exchange(values);
 }
 
 template class DecomposedSignalField<float>;

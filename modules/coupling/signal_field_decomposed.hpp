@@ -23,12 +23,16 @@
 /// field at its centre: where it deposits into the block, those nodes lie in the frame.
 /// On the CPU backend the field then equals the undecomposed run's to the bit (tests/domain).
 ///
-/// The field keeps its whole shape on every rank: a rank's copy is current on its block and frame, the
-/// rest is what the last whole-field read (the run's start, a checkpoint) left there, and
-/// domain::gather_grid_fields_to_root() assembles the whole field on rank 0 for a checkpoint or a summary.
-/// The memory of the field is therefore not divided by the ranks, its work is; a grid over the tissue is
-/// small beside the tissue's elements (README, "Decomposed").
-///
+/// The rank holds on the device only its block and the frame along the split axes (a GridWindow): the
+/// world's GridField hands its device state over (GridField::hold_elsewhere()) and keeps a host mirror at
+/// the whole shape, into which GridField::download() writes the window. Kernels address the window with the
+/// whole grid's node indices and resolve a node by the whole grid's boundary rules before they look it up:
+/// along an axis that is not split the block spans the grid, and no frame is needed. The samples of the cells
+/// (sample(), the system `sample.<name>` of a decomposed run) read the window too.
+/// domain::gather_grid_fields_to_root() assembles the whole field in rank 0's host mirror for a checkpoint or
+/// a summary; a restart hands every rank the whole field (it reads the checkpoint), of which the constructor
+/// keeps the window.
+
 /// Fields that exclude the cells' volume (exclude_cells) are not decomposed: their occupancy gathers the
 /// other ranks' elements.
 
@@ -48,6 +52,7 @@
 #include "engine/domain/halo_exchange.hpp"
 #include "engine/exec/device_buffer.hpp"
 #include "engine/grid/grid.hpp"
+#include "engine/grid/grid_window.hpp"
 #include "engine/schedule/schedule.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "modules/coupling/signal_field.hpp"
@@ -62,13 +67,15 @@ class DecomposedSignalField {
 
  public:
   /// @param params         the field's parameters
-  /// @param field          the field, at its whole shape and current on this rank's block and frame (kept by
-  ///                       reference; a field every rank composed alike is current everywhere)
+  /// @param field          the field, one species, at its whole shape and current on the device (every rank
+  ///                       composed it alike, or read it from a checkpoint); it hands its device state over
+  ///                       to this object (kept by reference)
   /// @param decomposition  the box's decomposition (kept by reference); its halo width must reach a grid
   ///                       spacing, and its blocks hold at least 2 nodes along x and y
   /// @param comm           one rank per subdomain (kept by reference)
   /// @throws InputError for exclude_cells, or a block narrower than the frame (domain::GridHalo);
-  ///         std::invalid_argument if the halo width is below the grid spacing.
+  ///         std::invalid_argument if the halo width is below the grid spacing or the field has more than
+  ///         one species.
   /// @param transport      the device transport of the ghosts' refreshes (kept by pointer); null: staged
   ///                       through the host with `comm`
   DecomposedSignalField(const SignalFieldParams& params, GridField<Real>& field,
@@ -89,6 +96,16 @@ class DecomposedSignalField {
   /// axis is narrower, that block's width (and at least 2): then each step checks that the centres lie close
   /// enough to their subdomains for it.
   int frame() const { return halo_.width(); }
+  /// The window the rank holds on the device: block and frame.
+  const GridWindow<Real>& window() const { return window_; }
+  /// Nodes this rank holds on the device, per buffer (two buffers): the window's.
+  std::size_t device_nodes() const { return window_.cells(); }
+
+  /// Each of the rank's cells' value and gradient of the field at its centre into its `<name>` and
+  /// `<name>_gradient` columns, as FieldSamplingSystem (the system `sample.<name>` of a decomposed run).
+  /// The centres must lie within what frame() reaches (step() checks it; a cell the window cannot sample
+  /// would read 0).
+  void sample(World& world);
   const domain::GridBlock& block() const { return halo_.block(); }
   /// Ghost cells received at the last rebuild.
   std::size_t ghosts() const { return ghosts_.size(); }
@@ -96,6 +113,9 @@ class DecomposedSignalField {
   std::size_t rebuilds() const { return rebuilds_; }
 
  private:
+  /// The nodes of the window that lie in the grid (the block, and its frame within the grid), as local and
+  /// whole-grid indices.
+  void set_held_nodes();
   /// Refills the frame of the current buffer from the neighbouring blocks.
   void refresh_frame();
   /// The device halos of the frame's two phases (constructor).
@@ -103,11 +123,15 @@ class DecomposedSignalField {
   /// Receives the ghosts, merges them with the owned cells by id and sets up the device halo.
   void rebuild(World& world);
 
+  struct Storage;  ///< the window's device buffers, the field's GridStorage
+
   SignalFieldParams params_;
   GridField<Real>& field_;
   const domain::Decomposition& decomposition_;
   domain::Communicator& comm_;
   domain::GridHalo<Real> halo_;
+  GridWindow<Real> window_;
+  std::shared_ptr<Storage> storage_;  ///< shared with field_
   domain::HaloExchange cell_halo_;
   std::unique_ptr<domain::DeviceTransport> staged_;  ///< the transport when none was given
   domain::DeviceHalo device_halo_;                   ///< the ghost cells' refreshes
@@ -126,7 +150,7 @@ class DecomposedSignalField {
   std::size_t rows_ = 0;          ///< the world's cells at the rebuild
   bool built_ = false;
   std::size_t rebuilds_ = 0;
-  ///< the same on the host
+  // the merged cells' releases and clamped positions, their bins, and the block's sources (block order)
   DeviceBuffer<double> rate_;
   DeviceBuffer<float> px_, py_, pz_;
   DeviceBuffer<Real> source_;

@@ -77,12 +77,29 @@ class DecomposedSignalFieldSystem final : public System {
   void run(World& world, const StepContext& ctx) override { field_.step(world, ctx); }
   void check_step_length(double h) const override { checks_.check_step_length(h); }
   const coupling::DecomposedSignalField<float>& field() const { return field_; }
+  coupling::DecomposedSignalField<float>& field() { return field_; }
 
  private:
   coupling::SignalFieldSystem<float> checks_;  ///< never run: its name and stability check
   AccessList access_;
   std::shared_ptr<const domain::Decomposition> decomposition_;
   coupling::DecomposedSignalField<float> field_;
+};
+
+/// A signal field's sampling system ("sample.<name>") in a decomposed run: the samples of the rank's cells
+/// from the window its DecomposedSignalField holds.
+class DecomposedFieldSamplingSystem final : public System {
+ public:
+  DecomposedFieldSamplingSystem(const System& original, DecomposedSignalFieldSystem& signal)
+      : name_(original.name()), access_(original.access()), signal_(signal) {}
+  std::string name() const override { return name_; }
+  AccessList access() const override { return access_; }
+  void run(World& world, const StepContext&) override { signal_.field().sample(world); }
+
+ private:
+  std::string name_;
+  AccessList access_;
+  DecomposedSignalFieldSystem& signal_;  ///< owned by the schedule, as this system
 };
 
 /// The largest x-y distance of an element from its cell's centre (host mirrors, minimum image) [length].
@@ -109,6 +126,7 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
   const sem::SemSystem* sem_system = nullptr;
   const grn::GeneNetworkSystem* network = nullptr;
   std::vector<const coupling::SignalFieldSystem<float>*> signals;
+  std::vector<const System*> samplings;  // "sample.<name>" of the signal fields
   for (std::size_t i = 0; i < sim.schedule.system_count(); ++i) {
     System& s = sim.schedule.system(i);
     if (s.name() == "sem" && (sem_system = dynamic_cast<const sem::SemSystem*>(&s)) != nullptr) continue;
@@ -119,7 +137,10 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
       signals.push_back(signal);
       continue;
     }
-    if (dynamic_cast<const coupling::FieldSamplingSystem<float>*>(&s) != nullptr) continue;  // own cells
+    if (dynamic_cast<const coupling::FieldSamplingSystem<float>*>(&s) != nullptr) {
+      samplings.push_back(&s);
+      continue;
+    }
     throw InputError("a decomposed run cannot step the system '" + s.name() +
                      "' yet (decomposed: sem, the built-in gene_network, cell_centres, the signal fields "
                      "and their sampling)");
@@ -183,13 +204,23 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
     network_part = decomposed_network.get();
     sim.schedule.replace("gene_network", std::move(decomposed_network));
   }
-  std::vector<const DecomposedSignalFieldSystem*> signal_parts;
+  // each field's window is held by its decomposed system; its samples read it there
+  std::vector<DecomposedSignalFieldSystem*> signal_parts;
   for (std::size_t i = 0; i < signals.size(); ++i) {
     const std::string name = signals[i]->name();
     auto system = std::make_unique<DecomposedSignalFieldSystem>(*signals[i], *signal_fields[i], decomposition,
                                                                 comm, transport);
     signal_parts.push_back(system.get());
     sim.schedule.replace(name, std::move(system));
+  }
+  for (const System* sampling : samplings) {
+    const std::string name = sampling->name();
+    const auto part = std::find_if(signal_parts.begin(), signal_parts.end(),
+                                   [&](const auto* p) { return "sample." + p->name() == name; });
+    if (part == signal_parts.end())
+      throw InputError("a decomposed run samples the field of '" + name +
+                       "' only with its signal system (signal_transport)");
+    sim.schedule.replace(name, std::make_unique<DecomposedFieldSamplingSystem>(*sampling, **part));
   }
   sim.schedule.set_step_graphs(false);
 

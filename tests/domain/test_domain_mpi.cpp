@@ -10,9 +10,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "engine/domain/grid_halo.hpp"
 #include "engine/domain/mpi_communicator.hpp"
+#include "engine/grid/grid.hpp"
 #include "engine/io/scenario.hpp"
 #include "engine/io/tissue_output.hpp"
 #include "modules/builtin_modules.hpp"
@@ -292,6 +296,32 @@ TEST_CASE("a decomposed run's snapshot is one piece per rank and a .pvtu that na
   if (rank == 0 && keep == nullptr) std::filesystem::remove_all(dir);
 }
 
+namespace {
+
+/// The one-rank run in the setting a decomposed run takes (decompose_simulation): one lane each.
+void one_lane(Simulation& sim) {
+  for (std::size_t i = 0; i < sim.schedule.system_count(); ++i) {
+    System& s = sim.schedule.system(i);
+    if (auto* sem_system = dynamic_cast<sem::SemSystem*>(&s)) {
+      sem::SemParams p = sem_system->params();
+      p.lanes = 1;
+      sim.schedule.replace("sem", std::make_unique<sem::SemSystem>(p));
+    } else if (auto* network = dynamic_cast<grn::GeneNetworkSystem*>(&s)) {
+      grn::GeneNetworkParams p = network->params();
+      p.lanes = 1;
+      sim.schedule.replace("gene_network", std::make_unique<grn::GeneNetworkSystem>(p));
+    }
+  }
+}
+
+GridField<float>& grid_field(World& w, const std::string& name) {
+  for (auto& f : w.fields)
+    if (f->name() == name) return dynamic_cast<GridField<float>&>(*f);
+  throw std::logic_error("no field " + name);
+}
+
+}  // namespace
+
 TEST_CASE("an epidermis composed from a scenario and stepped over ranks equals its one-rank run",
           "[domain][mpi]") {
   // the epidermis preset (sem, cell_centres, gene_network, lifecycle, stratification) with growth every 10
@@ -319,19 +349,7 @@ delta_threshold = 140.0
   MpiCommunicator comm;
   auto reference = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
   auto decomposed = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
-  // the one-rank run in the setting a decomposed run takes (decompose_simulation): one lane each
-  for (std::size_t i = 0; i < reference->schedule.system_count(); ++i) {
-    System& s = reference->schedule.system(i);
-    if (auto* sem_system = dynamic_cast<sem::SemSystem*>(&s)) {
-      sem::SemParams p = sem_system->params();
-      p.lanes = 1;
-      reference->schedule.replace("sem", std::make_unique<sem::SemSystem>(p));
-    } else if (auto* network = dynamic_cast<grn::GeneNetworkSystem*>(&s)) {
-      grn::GeneNetworkParams p = network->params();
-      p.lanes = 1;
-      reference->schedule.replace("gene_network", std::make_unique<grn::GeneNetworkSystem>(p));
-    }
-  }
+  one_lane(*reference);
   const auto decomposition = decompose_simulation(*decomposed, comm);
   World& whole = *reference->world;
   World& part = *decomposed->world;
@@ -357,6 +375,99 @@ delta_threshold = 140.0
         static_cast<std::int64_t>(whole.cells.size()));
   CHECK(whole.cells.size() > 72 + 20);  // it divided
   CHECK(part.step == whole.step);
+}
+
+TEST_CASE("a decomposed signal field holds only its window on the device and steps as the whole field",
+          "[domain][mpi]") {
+  // tests/domain/decomposed_epidermis_tgfb.toml on a 12 x 12 box: a 30 x 30 x 10 grid, the cells secreting
+  // and taking up near the cuts
+  const std::string text = R"(
+[simulation]
+entities = ["tissue", "signals"]
+modules = ["sem", "cell_centres", "signal_sampling", "gene_network", "signal_transport"]
+dt = 0.01
+steps = 20
+seed = 3
+[domain]
+periodic = true
+[initial]
+layout = "monolayer"
+cells_x = 20
+cells_y = 20
+elements_per_cell = 20
+adhesive_elements = 10
+spacing = 0.6
+cell_radius = 0.3
+[sem]
+rebuild_every = 1
+[gene_network]
+tgf_beta_field = "tgfb"
+neighbour_distance = 0.8
+[signal.tgfb]
+spacing = 0.4
+height = 4.0
+diffusivity = 0.2
+decay = 0.05
+initial = 0.2
+bottom = { boundary = "neumann" }
+top = { boundary = "dirichlet", value = 1.5 }
+secretion = { basal = 0.02, suprabasal = 0.05 }
+uptake = { basal = 0.002, suprabasal = 0.001 }
+)";
+  MpiCommunicator comm;
+  auto reference = build_simulation(io::Scenario::from_string(text, "signal_ranks.toml"));
+  auto decomposed = build_simulation(io::Scenario::from_string(text, "signal_ranks.toml"));
+  one_lane(*reference);
+  const auto decomposition = decompose_simulation(*decomposed, comm);
+  World& whole = *reference->world;
+  World& part = *decomposed->world;
+  GridField<float>& whole_field = grid_field(whole, "tgfb");
+  GridField<float>& field = grid_field(part, "tgfb");
+
+  // the device holds the block and the frame along the split axes: less than the whole grid
+  CHECK_FALSE(field.resident());
+  CHECK_THROWS_AS(field.current(), std::logic_error);
+  const GridShape shape = field.shape();
+  const GridBlock block = grid_block(*decomposition, shape, comm.rank());
+  const std::size_t block_nodes = static_cast<std::size_t>(block.nx()) *
+                                  static_cast<std::size_t>(block.ny()) * static_cast<std::size_t>(shape.nz);
+  INFO("rank " << comm.rank() << " of " << comm.size() << ": block " << block.nx() << " x " << block.ny()
+               << " of " << shape.nx << " x " << shape.ny << ", device bytes " << field.bytes() << " of "
+               << whole_field.bytes());
+  CHECK(field.bytes() >= 2 * sizeof(float) * block_nodes);
+  if (comm.size() > 1)
+    CHECK(field.bytes() < whole_field.bytes());
+  else
+    CHECK(field.bytes() == whole_field.bytes());
+
+  for (std::int64_t k = 0; k < reference->steps; ++k) {
+    reference->schedule.step(whole, reference->dt);
+    decomposed->schedule.step(part, decomposed->dt);
+  }
+  whole.download();
+  part.download();
+  // the samples at the rank's cells, and the block after a download
+  std::size_t samples_differ = 0, block_differ = 0;
+  const auto& a = part.cells.column<float>("tgfb");
+  const auto& b = whole.cells.column<float>("tgfb");
+  const auto& ga = part.cells.column<float>("tgfb_gradient");
+  const auto& gb = whole.cells.column<float>("tgfb_gradient");
+  for (std::size_t c = 0; c < part.cells.size(); ++c) {
+    const auto row = static_cast<std::size_t>(part.cell_id.host(c));
+    samples_differ += a.host(c) != b.host(row);
+    for (int d = 0; d < 3; ++d) samples_differ += ga.host(c, d) != gb.host(row, d);
+  }
+  const GridGeometry<float>& g = field.geometry();
+  for (int z = 0; z < shape.nz; ++z)
+    for (int j = block.j0; j < block.j1; ++j)
+      for (int i = block.i0; i < block.i1; ++i)
+        block_differ += field.host()[g.index(i, j, z)] != whole_field.host()[g.index(i, j, z)];
+  CHECK(samples_differ == 0);
+  CHECK(block_differ == 0);
+  CHECK(part.cells.size() > 0);
+  // the whole field gathered on rank 0
+  gather_grid_fields_to_root(*decomposition, comm, part);
+  if (comm.rank() == 0) CHECK(field.host() == whole_field.host());
 }
 
 TEST_CASE("a decomposed gene network equals the undecomposed network to the bit", "[domain][mpi]") {
