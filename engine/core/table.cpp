@@ -16,6 +16,13 @@ void Table::reserve(std::size_t capacity) {
   capacity_ = capacity;
 }
 
+void Table::shrink_to_fit() {
+  const std::size_t capacity = std::max<std::size_t>(size_, 64);
+  if (capacity >= capacity_) return;
+  for (auto& c : columns_) c->reserve(capacity, size_);
+  capacity_ = capacity;
+}
+
 void Table::resize(std::size_t rows) {
   if (rows > capacity_) reserve(std::max<std::size_t>({rows, capacity_ + capacity_ / 2, 64}));
   if (rows > size_)

@@ -55,6 +55,10 @@ class Table {
 
   /// Grows capacity to at least `capacity` rows, preserving rows [0, size()) on host and device.
   void reserve(std::size_t capacity);
+  /// Lowers capacity to the row count (at least 64, the floor of resize()'s growth), freeing the rest on the
+  /// host and the device; rows [0, size()) are kept. A decomposed run's ranks call it once their share of a
+  /// tissue every rank composed whole has reached them.
+  void shrink_to_fit();
   /// Sets the row count; grows capacity geometrically (x1.5, at least 64) when needed. New rows are
   /// zero on the host mirror; the device side of new rows is written by the next upload().
   void resize(std::size_t rows);

@@ -49,7 +49,7 @@ MigrationCounts migrate_to_owners(const Decomposition& decomposition, Communicat
 /// one-rank run holds, and none on the other ranks. For writing a checkpoint of a decomposed run with the
 /// one-rank writer (io::write_checkpoint), which then restarts on any rank count: read it on rank 0 and
 /// spread it with migrate_to_owners(). Rank 0 needs the whole tissue's host memory, and its device memory
-/// (the tables' device columns grow with the rows and keep that capacity).
+/// (the tables' device columns grow with the rows: Table::shrink_to_fit() after the spread frees them).
 /// @throws as migrate_cells().
 MigrationCounts gather_to_root(Communicator& comm, World& world);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -355,6 +356,8 @@ void Runner::on_whole_tissue(Body&& body) {
     error = std::current_exception();
   }
   domain::migrate_to_owners(*decomposition_, *comm_, w);  // back to their owners, in id order as before
+  w.cells.shrink_to_fit();                                // rank 0's tables held the whole tissue
+  w.elements.shrink_to_fit();
   if (error) std::rethrow_exception(error);
 }
 
@@ -591,6 +594,15 @@ void Runner::conclude() {
   if (log != nullptr && converged_at_ > 0)
     std::fprintf(log, "converged at step %lld: stopping early\n", static_cast<long long>(converged_at_));
   w.download();
+  // a decomposed run: the device memory each rank holds after the last step, before the gather below puts
+  // the whole tissue on rank 0 (collective; one value per rank)
+  std::vector<double> rank_memory;
+  if (comm_ != nullptr) {
+    rank_memory.assign(static_cast<std::size_t>(comm_->size()), 0.0);
+    rank_memory[static_cast<std::size_t>(comm_->rank())] =
+        static_cast<double>(exec::allocation_stats(exec::backend()).current);
+    rank_memory = comm_->max(rank_memory);
+  }
   std::string summary;
   // the metrics and the summary of the whole tissue: in a decomposed run gathered on rank 0
   on_whole_tissue([&](World& whole) {
@@ -614,6 +626,11 @@ void Runner::conclude() {
   wait_for_output();
   if (log == nullptr) return;
   std::fprintf(log, "%s\n", summary.c_str());
+  if (!rank_memory.empty()) {
+    std::string held;
+    for (const double bytes : rank_memory) held += " " + std::to_string(std::lround(bytes / 1e6));
+    std::fprintf(log, "device memory held per rank after the last step [MB]:%s\n", held.c_str());
+  }
   const double elapsed = progress_ ? progress_->elapsed() : 0.0;
   const double steps_per_s = elapsed > 0 ? static_cast<double>(ran) / elapsed : 0.0;
   std::fprintf(log, "wall time %.1f s, %.1f steps/s; output in %s (open its .pvd files in ParaView)\n",

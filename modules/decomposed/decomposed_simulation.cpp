@@ -189,6 +189,8 @@ std::shared_ptr<const domain::Decomposition> decompose_simulation(Simulation& si
     w.compact_host();
   }
   domain::migrate_to_owners(*decomposition, comm, w);
+  w.cells.shrink_to_fit();  // every rank composed the whole tissue: keep the capacity of its share
+  w.elements.shrink_to_fit();
   domain::number_daughters_globally(comm, w);
 
   const AccessList sem_access = sem_system->access();

@@ -435,6 +435,9 @@ uptake = { basal = 0.002, suprabasal = 0.001 }
                << " of " << shape.nx << " x " << shape.ny << ", device bytes " << field.bytes() << " of "
                << whole_field.bytes());
   CHECK(field.bytes() >= 2 * sizeof(float) * block_nodes);
+  // every rank composed the whole tissue; its tables keep the capacity of its share only
+  CHECK(part.elements.capacity() == std::max<std::size_t>(part.elements.size(), 64));
+  CHECK(part.cells.capacity() == std::max<std::size_t>(part.cells.size(), 64));
   if (comm.size() > 1)
     CHECK(field.bytes() < whole_field.bytes());
   else

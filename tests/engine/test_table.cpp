@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "engine/core/world.hpp"
+#include "engine/exec/backend.hpp"
+#include "engine/exec/memory.hpp"
 #include "tests/support.hpp"
 
 using namespace tissue;
@@ -38,6 +40,39 @@ TEST_CASE("capacity growth keeps every row of every column intact on host and de
   }
   CHECK(t.capacity() >= rows);
   CHECK(species.span().size() == 3 * t.capacity());
+}
+
+TEST_CASE("shrink_to_fit frees the capacity beyond the rows and keeps them on host and device", "[table]") {
+  Table t("cells");
+  auto& id = t.add_column<std::int64_t>("id");
+  auto& species = t.add_column<float>("species", 2);
+  t.resize(1000);  // a whole tissue composed on every rank
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    id.host(r) = static_cast<std::int64_t>(r);
+    for (int c = 0; c < 2; ++c) species.host(r, c) = static_cast<float>(r) + 0.5f * static_cast<float>(c);
+  }
+  t.upload();
+  const std::size_t held = exec::allocation_stats(exec::backend()).current;
+  t.resize(150);  // its share
+  t.shrink_to_fit();
+  CHECK(t.capacity() == 150);
+  CHECK(species.span().size() == 2 * 150);
+  CHECK(exec::allocation_stats(exec::backend()).current < held);
+  std::fill(id.host_data().begin(), id.host_data().end(), -1);
+  t.download();
+  std::size_t wrong = 0;
+  for (std::size_t r = 0; r < t.size(); ++r) {
+    wrong += id.host(r) != static_cast<std::int64_t>(r);
+    for (int c = 0; c < 2; ++c)
+      wrong += species.host(r, c) != static_cast<float>(r) + 0.5f * static_cast<float>(c);
+  }
+  CHECK(wrong == 0);
+  t.resize(10);
+  t.shrink_to_fit();
+  CHECK(t.capacity() == 64);  // the floor of the growth
+  t.resize(0);
+  t.shrink_to_fit();
+  CHECK(t.capacity() == 64);
 }
 
 TEST_CASE("World::commit sorts elements by cell, drops dead cells, and keeps stable ids", "[table]") {
