@@ -181,6 +181,20 @@ def resume_checks(tissue, work, backend, sweep_file, steps):
     def completed_count():
         return len(completed_set())
 
+    def running_set():
+        running = set()
+        for d in (f"m{i:03d}" for i in range(6)):
+            try:
+                with open(os.path.join(out, d, "run.json")) as fh:
+                    if '"running"' in fh.read(200):
+                        running.add(d)
+            except OSError:
+                pass
+        return running
+
+    def started_set():
+        return {d for d in (f"m{i:03d}" for i in range(6)) if os.path.exists(os.path.join(out, d, "run.json"))}
+
     def start():
         cmd = [tissue, "sweep", sweep_file, "--out", out, "--concurrent", "2"]
         if backend:
@@ -191,9 +205,15 @@ def resume_checks(tissue, work, backend, sweep_file, steps):
     # that completed is never run again); its log can miss a member that SIGKILL hit between run.json and
     # the log line, so the directories are what counts
     before = [set()]
-    # SIGTERM once a member has completed: running members write a checkpoint and stop
+    # SIGTERM once a member has completed and one started after it runs: running members write a checkpoint
+    # and stop. The members are alike and start in pairs, so they end in pairs: a signal sent as soon as the
+    # first completed could find the second completed too and the next pair not started (nothing to
+    # interrupt: it happened under AddressSanitizer in CI); a member started after the first completion has
+    # its whole run ahead of it.
     p = start()
     wait_for(lambda: completed_count() >= 1 or p.poll() is not None, 300, "a first member")
+    started_before = started_set()
+    wait_for(lambda: bool(running_set() - started_before) or p.poll() is not None, 300, "a later member")
     p.send_signal(signal.SIGTERM)
     so, se = p.communicate()
     logs.append(so)
