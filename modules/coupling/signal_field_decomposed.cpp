@@ -62,6 +62,22 @@ bool wrap_index(int& i, int n, bool periodic) {
   return true;
 }
 
+/// Calls f(local, whole) for the nodes li in [a0, a1), lj in [c0, c1) of a window (block-relative, every
+/// k) that lie in the grid, in k, j, i order, with their local and whole-grid indices.
+template <class Real, class F>
+void for_each_window_node(const GridWindow<Real>& w, int a0, int a1, int c0, int c1, F&& f) {
+  const GridGeometry<Real>& g = w.grid;
+  for (int k = 0; k < g.nz; ++k)
+    for (int lj = c0; lj < c1; ++lj)
+      for (int li = a0; li < a1; ++li) {
+        int i = w.i0 + li, j = w.j0 + lj;
+        if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
+            !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
+          continue;
+        f(w.local_index(li, lj, k), g.index(i, j, k));
+      }
+}
+
 /// The owned cells' centres and states (1 with the state bit, else 0) into their merged rows.
 struct OwnedToMerged {
   Span<const std::int32_t> rows;
@@ -369,22 +385,14 @@ template <class Real>
 void DecomposedSignalField<Real>::set_held_nodes() {
   // the block, and the frame along the split axes (with the corners where both are): what the frame's
   // exchange fills; along an axis that is not split the frame is never read
-  const GridGeometry<Real>& g = field_.geometry();
   const domain::GridBlock& b = halo_.block();
-  const int x0 = -window_.wx, x1 = b.nx() + window_.wx;
-  const int y0 = -window_.wy, y1 = b.ny() + window_.wy;
   storage_->local.clear();
   storage_->whole.clear();
-  for (int k = 0; k < g.nz; ++k)
-    for (int lj = y0; lj < y1; ++lj)
-      for (int li = x0; li < x1; ++li) {
-        int i = b.i0 + li, j = b.j0 + lj;
-        if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
-            !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
-          continue;
-        storage_->local.push_back(window_.local_index(li, lj, k));
-        storage_->whole.push_back(g.index(i, j, k));
-      }
+  for_each_window_node(window_, -window_.wx, b.nx() + window_.wx, -window_.wy, b.ny() + window_.wy,
+                       [&](std::size_t local, std::size_t whole) {
+                         storage_->local.push_back(local);
+                         storage_->whole.push_back(whole);
+                       });
 }
 
 template <class Real>
@@ -395,22 +403,15 @@ void DecomposedSignalField<Real>::set_frame_plans() {
   // beyond a face (whose rule the whole grid applies). Messages are tagged by the direction they travel.
   enum Tag : int { to_low_x = 1, to_high_x = 2, to_low_y = 3, to_high_y = 4 };
   const domain::GridBlock& b = halo_.block();
-  const GridGeometry<Real>& g = field_.geometry();
-  const int w = halo_.width(), nz = halo_.nz();
+  const int w = halo_.width();
   const auto [ix, iy] = decomposition_.coords(comm_.rank());
   const domain::ProcessGrid grid = decomposition_.grid();
-  // the nodes li in [a0, a1), lj in [c0, c1) (block-relative, every k) that lie in the grid, k, j, i order
+  // the window's nodes li in [a0, a1), lj in [c0, c1) that lie in the grid, as local indices
   const auto rows = [&](int a0, int a1, int c0, int c1) {
     std::vector<std::int32_t> out;
-    for (int k = 0; k < nz; ++k)
-      for (int lj = c0; lj < c1; ++lj)
-        for (int li = a0; li < a1; ++li) {
-          int i = b.i0 + li, j = b.j0 + lj;
-          if (!wrap_index(i, g.nx, g.face[0] == GridBoundary::periodic) ||
-              !wrap_index(j, g.ny, g.face[2] == GridBoundary::periodic))
-            continue;
-          out.push_back(static_cast<std::int32_t>(window_.local_index(li, lj, k)));
-        }
+    for_each_window_node(window_, a0, a1, c0, c1, [&](std::size_t local, std::size_t) {
+      out.push_back(static_cast<std::int32_t>(local));
+    });
     return out;
   };
   for (int phase = 0; phase < 2; ++phase) {

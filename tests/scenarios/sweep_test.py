@@ -167,30 +167,25 @@ def resume_checks(tissue, work, backend, sweep_file, steps):
     shutil.rmtree(out, ignore_errors=True)
     logs = []
 
-    def completed_set():
-        done = set()
+    def members_with(status):
+        found = set()
         for d in (f"m{i:03d}" for i in range(6)):
             try:
                 with open(os.path.join(out, d, "run.json")) as fh:
-                    if '"completed"' in fh.read(200):
-                        done.add(d)
+                    if f'"{status}"' in fh.read(200):
+                        found.add(d)
             except OSError:
                 pass
-        return done
+        return found
+
+    def completed_set():
+        return members_with("completed")
 
     def completed_count():
         return len(completed_set())
 
     def running_set():
-        running = set()
-        for d in (f"m{i:03d}" for i in range(6)):
-            try:
-                with open(os.path.join(out, d, "run.json")) as fh:
-                    if '"running"' in fh.read(200):
-                        running.add(d)
-            except OSError:
-                pass
-        return running
+        return members_with("running")
 
     def started_set():
         return {d for d in (f"m{i:03d}" for i in range(6)) if os.path.exists(os.path.join(out, d, "run.json"))}
