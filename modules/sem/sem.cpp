@@ -204,6 +204,16 @@ void SemSystem::build_list(World& w, Span<const float> x, Span<const float> y, S
   bins_.build(x, y, z, w.cell.span(), w.elements.size(), w.box,
               static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent),
               params_.z_bin_points, params_.bin_window);
+  const std::size_t n = w.elements.size();
+  const int lanes = params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
+  const CellGrid& g = bins_.grid();
+  if (params_.verlet_list && lanes == 1 && params_.rebuild_every > 1 && g.n[0] >= 4 && g.n[1] >= 4 &&
+      g.n[2] >= 4)
+    near_.build(bins_.view(), x, y, z, w.cell.span(), n, w.box,
+                static_cast<float>(params_.effective_bin_size()),
+                static_cast<float>(params_.effective_inter_cutoff()));
+  else
+    near_.clear();
 }
 
 ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const float> y, Span<const float> z,
@@ -220,8 +230,19 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
   Span<const std::int32_t> cell_type;
   if (kernel_.cell_types > 0) cell_type = w.cells.column<std::int32_t>(kCellTypeColumn).span();
   return ElementForce{
-      x,       y,     z,        element_types(w).span(), w.cell.span(), w.first.span(), w.count.span(), bins,
-      kernel_, w.box, cell_type};
+      x,
+      y,
+      z,
+      element_types(w).span(),
+      w.cell.span(),
+      w.first.span(),
+      w.count.span(),
+      bins,
+      kernel_,
+      w.box,
+      cell_type,
+      near_.view(),
+      refresh ? std::as_const(moved_).span().subspan(0, w.elements.size()) : Span<const float>()};
 }
 
 template <bool kTyped>

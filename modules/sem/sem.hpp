@@ -14,6 +14,7 @@
 #include "engine/schedule/schedule.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "engine/spatial/verlet_list.hpp"
 #include "modules/sem/sem_kernels.hpp"
 
 namespace tissue::sem {
@@ -82,6 +83,14 @@ struct SemParams {
   /// values. Checkpoints keep the build positions of a list in use (save_state()), so restarts continue byte
   /// for byte whatever the value. Default 4 (6 % faster than 1 at 10^6 elements on an H100, BENCHMARKS.md).
   int rebuild_every = 4;
+  /// Verlet lists (VerletList) on the cell list's builds: each element keeps the other cells' elements within
+  /// the bin width of it, and the force stages visit those (~1 per element) instead of searching 27 bins
+  /// (~17 candidates, mostly of the element's own cell or beyond the cutoff), while nothing moved farther
+  /// than the bins' slack allows (per element; an element whose list does not hold searches as before). The
+  /// same pairs in the same order: the same forces bit for bit. Used where it pays and stays exact: one lane
+  /// per element, rebuild_every > 1 and at least 4 bins along every axis. Not a scenario key: the C++ API's,
+  /// for benchmarks.
+  bool verlet_list = true;
   /// Threads take the elements in the cell list's order (neighbouring threads, neighbouring elements) instead
   /// of the table's; the same forces. Not a scenario key.
   bool by_bins = false;
@@ -162,6 +171,8 @@ class SemSystem final : public System {
   /// positions and the stage's moves are known and before the midpoint stage uses them (a decomposed run).
   void set_midpoint_exchange(MidpointExchange* exchange) { midpoint_exchange_ = exchange; }
   const SemParams& params() const { return params_; }
+  /// The Verlet lists of the last cell-list build (empty where SemParams::verlet_list does not apply).
+  const VerletList& verlet_list() const { return near_; }
 
  private:
   /// The force functor at positions x, y, z: on a fresh cell list, or with `refresh` on the last build's
@@ -174,6 +185,7 @@ class SemSystem final : public System {
   SemParams params_;
   KernelParams kernel_;
   CellList bins_;
+  VerletList near_;  ///< lists on bins_'s build, when SemParams::verlet_list applies (else cleared)
   TriangleIndex substrate_;
   DeviceBuffer<float> xm_, ym_, zm_;
   DeviceBuffer<float> xb_, yb_, zb_;  ///< positions at the last cell-list build

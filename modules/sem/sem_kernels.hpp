@@ -19,6 +19,7 @@
 #include "engine/exec/span.hpp"
 #include "engine/spatial/cell_list.hpp"
 #include "engine/spatial/triangle_index.hpp"
+#include "engine/spatial/verlet_list.hpp"
 #include "engine/util/random.hpp"
 
 namespace tissue::sem {
@@ -160,6 +161,13 @@ struct ElementForce {
   KernelParams p;
   Box box;
   Span<const std::int32_t> cell_type;  ///< #cells: type index in [0, p.cell_types) (empty without types)
+  /// Verlet lists built with `bins` (other cells' elements within the bins' width at the build), or empty.
+  /// With one lane, an element whose list holds its neighbours (VerletList::View::holds) visits its list
+  /// instead of searching the bins: the same pairs within the cutoff in the same order, so the same force.
+  VerletList::View near;
+  /// #elements: how far each element is from where `bins` was built (a bound) [length]; empty: nowhere (a
+  /// fresh build). With `near`.
+  Span<const float> moved_each;
 
   /// The force on element i; kTyped must equal p.cell_types > 0, kMoved that `bins` is a moved_view()
   /// (CellList::refresh). The cases are compiled apart so that the seed's kernel (no types) carries none of
@@ -212,7 +220,11 @@ struct ElementForce {
       f.y += s * dy;
       f.z += s * dz;
     };
-    if constexpr (kMoved)
+    const float moved_max = kMoved ? bins.moved[0] : 0.0f;
+    if (lanes == 1 && !near.empty() &&
+        near.holds(i, px, py, pz, moved_each.empty() ? 0.0f : moved_each[i], moved_max, box))
+      near.for_each(i, bins, add_pair);
+    else if constexpr (kMoved)
       bins.for_each_moved_candidate(px, py, pz, add_pair, lane, lanes);
     else
       bins.for_each_built_candidate(px, py, pz, add_pair, lane, lanes);

@@ -267,6 +267,59 @@ TEST_CASE(
   REQUIRE(jumped_pair);  // a moved element landed among another cell's elements: its pairs were found
 }
 
+TEST_CASE(
+    "Verlet lists give the bin search's steps bit for bit, through overflowing lists and jumps past the skin",
+    "[sem][verlet_list]") {
+  // one lane per element on every backend (where the lists apply); the list is built at steps 0, 4 and 8;
+  // before step 5 some elements jump by 0.35 (past the skin of 0.03), and the random cells overlap, so that
+  // some lists overflow: the elements whose lists do not hold search the bins, the others visit their lists,
+  // and every step equals the run without lists to the bit
+  const float l = 5.0f;
+  test::TissueWorld a(Box{l, l, true, true, true}, 0), b(Box{l, l, true, true, true}, 0);
+  for (test::TissueWorld* w : {&a, &b}) {
+    // two cells squeezed into one ball of radius 0.15: each of their elements has 20 of the other's
+    // within the list's radius (0.19), more than a list holds
+    add_ball_cell(*w, 1.0f, 1.0f, 1.0f, 20, 0.15f, 0);
+    add_ball_cell(*w, 1.0f, 1.0f, 1.0f, 20, 0.15f, 0);
+    random_tissue(*w, 45, 20, 2.5f, 11);
+  }
+  SemParams p;
+  p.lanes = 1;
+  p.rebuild_every = 4;
+  SemParams without = p;
+  without.verlet_list = false;
+  SemSystem with_lists(p), searching(without);
+  const double dt = 0.002;
+  const auto wrap = [](double v, double period) { return v - period * std::floor(v / period); };
+  std::size_t overflowed = 0;
+  for (int k = 0; k < 12; ++k) {
+    if (k == 5)
+      for (test::TissueWorld* w : {&a, &b}) {
+        w->download();
+        for (std::size_t e = 0; e < w->elements.size(); e += 97)
+          w->x.host(e) = static_cast<float>(wrap(w->x.host(e) + 0.35, l));
+        w->x.upload(w->elements.size());
+      }
+    const StepContext ctx{k, 0.0, dt};
+    with_lists.prepare(a, ctx);
+    with_lists.run(a, ctx);
+    searching.prepare(b, ctx);
+    searching.run(b, ctx);
+    REQUIRE(with_lists.verlet_list().size() == a.elements.size());
+    REQUIRE(searching.verlet_list().size() == 0);
+    overflowed = std::max(overflowed, with_lists.verlet_list().overflowed());
+    a.download();
+    b.download();
+    bool same = true;
+    for (std::size_t e = 0; e < a.elements.size(); ++e)
+      same = same && a.x.host(e) == b.x.host(e) && a.y.host(e) == b.y.host(e) && a.z.host(e) == b.z.host(e);
+    INFO("step " << k);
+    REQUIRE(same);
+  }
+  CHECK(overflowed > 0);
+  CHECK(overflowed < a.elements.size() / 2);
+}
+
 TEST_CASE("periodic images interact across the x/y boundary exactly as the unwrapped configuration",
           "[sem]") {
   // two touching cells; unwrapped in an open box, then translated so that they straddle the corner of
