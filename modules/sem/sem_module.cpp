@@ -143,14 +143,15 @@ void create_tissue(Composition& comp) {
   // memory before anything is allocated, per element and per cell of the initial tissue, from the engine's
   // allocation counters at two sizes and two elements per cell (tests/scenarios/memory_estimate.py):
   // device: the element table with its capacity, the SEM stage buffers, the cell list with its sort and its
-  // bins (at most 4 per element, CellList::build) (80 bytes per element), and the cell table (about 90 bytes
-  // per cell). Host: the mirrors of the tables and the snapshot writer's copies (about 85 bytes per element
-  // in a run's resident memory) and its thread (10 MB: its malloc arena keeps the encoding buffers).
-  // Rounded up by 10 %; a gene network reserves its species itself. A tissue that grows needs more as it
-  // grows.
+  // bins (at most 4 per element, CellList::build) (80 bytes per element), the Verlet lists (33 bytes per
+  // element, VerletList; not allocated where they do not apply, e.g. several lanes per element on the GPU),
+  // and the cell table (about 90 bytes per cell). Host: the mirrors of the tables and the snapshot writer's
+  // copies (about 85 bytes per element in a run's resident memory) and its thread (10 MB: its malloc arena
+  // keeps the encoding buffers). Rounded up by 10 %; a gene network reserves its species itself. A tissue
+  // that grows needs more as it grows.
   const double n_elements = n_cells * elements_per_cell;
   exec::MemoryEstimate need;
-  need.device = 85.0 * n_elements + 100.0 * n_cells;
+  need.device = 120.0 * n_elements + 100.0 * n_cells;
   need.host = 95.0 * n_elements + 60.0 * n_cells + 10e6;
   {
     std::ostringstream what;
