@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
           }
   std::printf(
       "(build and force: per step, timed separately with synchronisation; build = one cell-list build for "
-      "the first stage and one refresh for the midpoint stage)\n");
+      "the first stage and one refresh for the midpoint stage; force = twice a force evaluation on a fresh "
+      "build, which includes the Verlet lists' build where they apply)\n");
   return 0;
 }
