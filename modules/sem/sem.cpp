@@ -205,9 +205,8 @@ void SemSystem::build_list(World& w, Span<const float> x, Span<const float> y, S
               static_cast<float>(params_.effective_bin_size()), static_cast<float>(params_.z_extent),
               params_.z_bin_points, params_.bin_window);
   const std::size_t n = w.elements.size();
-  const int lanes = params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
   const CellGrid& g = bins_.grid();
-  if (params_.verlet_list && lanes == 1 && params_.rebuild_every > 1 && g.n[0] >= 4 && g.n[1] >= 4 &&
+  if (params_.verlet_list && lanes_for(n) == 1 && params_.rebuild_every > 1 && g.n[0] >= 4 && g.n[1] >= 4 &&
       g.n[2] >= 4)
     near_.build(bins_.view(), x, y, z, w.cell.span(), n, w.box,
                 static_cast<float>(params_.effective_bin_size()),
@@ -248,7 +247,7 @@ ElementForce SemSystem::make_force(World& w, Span<const float> x, Span<const flo
 template <bool kTyped>
 void SemSystem::rk2_stages(World& w, float dt, bool build) {
   const std::size_t n = w.elements.size();
-  const int lanes = params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
+  const int lanes = lanes_for(n);
   const auto moved = moved_.span().subspan(0, n);
   // stage 1: X_mid = X + dt/2 F(X), recording how far each element is from where it was binned. On a fresh
   // build, or on the last build's bins with the current positions (moved_max_: the farthest any element is
@@ -277,6 +276,10 @@ void SemSystem::rk2_stages(World& w, float dt, bool build) {
                   ElementStage<kTyped, true>{make_force(w, xm_.span(), ym_.span(), zm_.span(), true),
                                              w.x.span(), w.y.span(), w.z.span(), w.x.span(), w.y.span(),
                                              w.z.span(), dt, Span<float>(), false, lanes, params_.by_bins});
+}
+
+int SemSystem::lanes_for(std::size_t n) const {
+  return params_.lanes > 0 ? params_.lanes : exec::lanes_for(n);
 }
 
 bool SemSystem::reuses_list_at(const World& w, std::int64_t step) const {

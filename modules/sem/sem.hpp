@@ -198,6 +198,8 @@ class SemSystem final : public System {
   void note_build(const World& world, std::int64_t step);
   /// True when the step `step` of `world` may reuse the last build (else prepare() decides to build).
   bool reuses_list_at(const World& world, std::int64_t step) const;
+  /// Lanes per element of the force stages for n elements (SemParams::lanes, 0 resolved by exec::lanes_for).
+  int lanes_for(std::size_t n) const;
   /// Builds the cell list on positions x, y, z of the elements of `world`.
   void build_list(World& world, Span<const float> x, Span<const float> y, Span<const float> z);
   // prepare()'s decision for the next run(), and what the last build was made on

@@ -314,6 +314,22 @@ void one_lane(Simulation& sim) {
   }
 }
 
+/// A scenario twice: the one-rank run in the decomposed run's setting (one_lane) and the run decomposed over
+/// the ranks of `comm`.
+struct ReferenceAndDecomposed {
+  std::unique_ptr<Simulation> reference, decomposed;
+  std::shared_ptr<const domain::Decomposition> decomposition;
+};
+ReferenceAndDecomposed reference_and_decomposed(const std::string& text, const char* name,
+                                                MpiCommunicator& comm) {
+  ReferenceAndDecomposed r;
+  r.reference = build_simulation(io::Scenario::from_string(text, name));
+  r.decomposed = build_simulation(io::Scenario::from_string(text, name));
+  one_lane(*r.reference);
+  r.decomposition = decompose_simulation(*r.decomposed, comm);
+  return r;
+}
+
 GridField<float>& grid_field(World& w, const std::string& name) {
   for (auto& f : w.fields)
     if (f->name() == name) return dynamic_cast<GridField<float>&>(*f);
@@ -347,10 +363,7 @@ division_elements = 22
 delta_threshold = 140.0
 )";
   MpiCommunicator comm;
-  auto reference = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
-  auto decomposed = build_simulation(io::Scenario::from_string(text, "epidermis_ranks.toml"));
-  one_lane(*reference);
-  const auto decomposition = decompose_simulation(*decomposed, comm);
+  auto [reference, decomposed, decomposition] = reference_and_decomposed(text, "epidermis_ranks.toml", comm);
   World& whole = *reference->world;
   World& part = *decomposed->world;
   std::size_t mismatches = 0, species_differ = 0;
@@ -415,10 +428,7 @@ secretion = { basal = 0.02, suprabasal = 0.05 }
 uptake = { basal = 0.002, suprabasal = 0.001 }
 )";
   MpiCommunicator comm;
-  auto reference = build_simulation(io::Scenario::from_string(text, "signal_ranks.toml"));
-  auto decomposed = build_simulation(io::Scenario::from_string(text, "signal_ranks.toml"));
-  one_lane(*reference);
-  const auto decomposition = decompose_simulation(*decomposed, comm);
+  auto [reference, decomposed, decomposition] = reference_and_decomposed(text, "signal_ranks.toml", comm);
   World& whole = *reference->world;
   World& part = *decomposed->world;
   GridField<float>& whole_field = grid_field(whole, "tgfb");

@@ -110,6 +110,23 @@ Cloud random_cloud(bool periodic, unsigned seed) {
   return c;
 }
 
+/// A cloud on the backend with its cell list (bins of `radius`) and Verlet lists (radius, cutoff).
+struct ListedCloud {
+  DeviceBuffer<float> x, y, z;
+  DeviceBuffer<std::int32_t> tag;
+  CellList bins;
+  VerletList near;
+  ListedCloud(const Cloud& c, float radius, float cutoff) {
+    x.assign(c.x);
+    y.assign(c.y);
+    z.assign(c.z);
+    tag.assign(c.tag);
+    const std::size_t n = c.x.size();
+    bins.build(x.span(), y.span(), z.span(), tag.span(), n, c.box, radius, 1.5f);
+    near.build(bins.view(), x.span(), y.span(), z.span(), tag.span(), n, c.box, radius, cutoff);
+  }
+};
+
 }  // namespace
 
 TEST_CASE("a Verlet list holds the other tags' points within its radius in the cell-list search's order",
@@ -119,16 +136,10 @@ TEST_CASE("a Verlet list holds the other tags' points within its radius in the c
     INFO((periodic ? "periodic" : "open") << " box");
     const Cloud c = random_cloud(periodic, 5);
     const std::size_t n = c.x.size();
-    DeviceBuffer<float> dx, dy, dz;
-    DeviceBuffer<std::int32_t> tag;
-    dx.assign(c.x);
-    dy.assign(c.y);
-    dz.assign(c.z);
-    tag.assign(c.tag);
-    CellList bins;
-    bins.build(dx.span(), dy.span(), dz.span(), tag.span(), n, c.box, radius, 1.5f);
-    VerletList near;
-    near.build(bins.view(), dx.span(), dy.span(), dz.span(), tag.span(), n, c.box, radius, cutoff);
+    ListedCloud listed(c, radius, cutoff);
+    const DeviceBuffer<std::int32_t>& tag = listed.tag;
+    CellList& bins = listed.bins;
+    const VerletList& near = listed.near;
     REQUIRE(near.size() == n);
     const Sequences s =
         compare(c.x, c.y, c.z, tag, bins.view(), near, c.box, radius, std::vector<float>(n, 0.0f), 0.0f);
@@ -169,16 +180,10 @@ TEST_CASE("a Verlet list finds the neighbours within the cutoff in the moved sea
     INFO("moves up to " << move);
     Cloud c = random_cloud(true, 9);
     const std::size_t n = c.x.size();
-    DeviceBuffer<float> dx, dy, dz;
-    DeviceBuffer<std::int32_t> tag;
-    dx.assign(c.x);
-    dy.assign(c.y);
-    dz.assign(c.z);
-    tag.assign(c.tag);
-    CellList bins;
-    bins.build(dx.span(), dy.span(), dz.span(), tag.span(), n, c.box, radius, 1.5f);
-    VerletList near;
-    near.build(bins.view(), dx.span(), dy.span(), dz.span(), tag.span(), n, c.box, radius, cutoff);
+    ListedCloud listed(c, radius, cutoff);
+    const DeviceBuffer<std::int32_t>& tag = listed.tag;
+    CellList& bins = listed.bins;
+    const VerletList& near = listed.near;
     // which lists did not overflow: those that hold before anything moved
     const std::vector<std::int32_t> fits =
         compare(c.x, c.y, c.z, tag, bins.view(), near, c.box, cutoff, std::vector<float>(n, 0.0f), 0.0f)
@@ -197,10 +202,10 @@ TEST_CASE("a Verlet list finds the neighbours within the cutoff in the moved sea
       c.x[i] = nx, c.y[i] = ny, c.z[i] = nz;
     }
     const float largest = *std::max_element(moved.begin(), moved.end());
-    dx.assign(c.x);
-    dy.assign(c.y);
-    dz.assign(c.z);
-    bins.refresh(dx.span(), dy.span(), dz.span(), n);
+    listed.x.assign(c.x);
+    listed.y.assign(c.y);
+    listed.z.assign(c.z);
+    bins.refresh(listed.x.span(), listed.y.span(), listed.z.span(), n);
     DeviceBuffer<float> moved_max;
     moved_max.assign(std::vector<float>{largest});
     const CellList::View view = bins.moved_view(std::as_const(moved_max).span(), cutoff);
